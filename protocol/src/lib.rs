@@ -1,0 +1,1 @@
+//! Kafka wire protocol: framing, request headers, the supported-API table, error codes.

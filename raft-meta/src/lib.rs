@@ -1,0 +1,1 @@
+//! The Raft meta service: openraft type config, log stores, state machine, transport.
