@@ -1,0 +1,363 @@
+//! The Raft state machine: applies command batches to an [`Application`] and turns its live
+//! records into snapshot files.
+//!
+//! ```text
+//!  openraft core ──apply(entries)──► StateMachine ──write lock──► Applied { app, last_applied, membership }
+//!  snapshot task ──build_snapshot──► read lock: records + meta ──► encode ──► SnapshotDir (atomic)
+//!  node handle   ──read(|app| ..)──► read lock
+//! ```
+//!
+//! The application, `last_applied` and the membership live under one lock so a snapshot always
+//! pairs records with the exact log position they reflect.
+
+use std::io::Cursor;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
+
+use bytes::Bytes;
+use openraft::storage::{RaftStateMachine, Snapshot};
+use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StorageIOError};
+use tokio::sync::{watch, Notify};
+
+use crate::app::Application;
+use crate::metrics as m;
+use crate::snapshot_file::{self, SnapshotDir, SnapshotFile, SnapshotFileError};
+use crate::store::errors;
+use crate::types::{
+    Entry, LogId, LogIndex, ReplyBatch, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
+};
+
+/// Snapshots kept on disk: the newest, and one to fall back to if the newest is unreadable.
+const SNAPSHOTS_KEPT: usize = 2;
+
+/// The application plus the log position its state reflects.
+pub struct Applied<A> {
+    pub app: A,
+    pub last_applied: Option<LogId>,
+    pub membership: StoredMembership,
+}
+
+struct Shared<A> {
+    applied: RwLock<Applied<A>>,
+    dir: SnapshotDir,
+    /// The snapshot openraft serves to lagging followers: its meta and file.
+    current: Mutex<Option<(SnapshotMeta, SnapshotFile)>>,
+    /// Payload bytes applied since the last snapshot; the byte half of the snapshot policy.
+    bytes_since_snapshot: AtomicU64,
+    snapshot_bytes_threshold: u64,
+    /// Wakes the node's snapshot trigger when `bytes_since_snapshot` crosses the threshold.
+    bytes_threshold_crossed: Notify,
+    /// Log index up to which the log may be purged: the oldest kept snapshot's last index.
+    purge_floor: watch::Sender<Option<u64>>,
+    /// Serializes snapshot builds and installs; both rewrite the snapshot directory.
+    snapshot_io: tokio::sync::Mutex<()>,
+}
+
+/// The openraft state machine; clones share state (one is handed to openraft, one kept by the
+/// node handle for reads).
+pub struct StateMachine<A> {
+    shared: Arc<Shared<A>>,
+}
+
+impl<A> Clone for StateMachine<A> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenStateMachineError {
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotFileError),
+    #[error(transparent)]
+    Restore(#[from] crate::app::RestoreError),
+}
+
+fn read_lock<A>(lock: &RwLock<A>) -> RwLockReadGuard<'_, A> {
+    // A panic inside the application while holding the lock leaves state we can still read;
+    // openraft stops the node on the storage error that follows anyway.
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write_lock<A>(lock: &RwLock<A>) -> RwLockWriteGuard<'_, A> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<A: Application> StateMachine<A> {
+    /// Opens the snapshot directory and restores `app` from the newest valid snapshot in it.
+    pub fn open(
+        dir: &Path,
+        mut app: A,
+        snapshot_bytes_threshold: u64,
+    ) -> Result<Self, OpenStateMachineError> {
+        let dir = SnapshotDir::open(dir)?;
+        let mut last_applied = None;
+        let mut membership = StoredMembership::default();
+        let mut current = None;
+        if let Some((file, _image, meta, records)) = dir.load_newest_valid()? {
+            let started = Instant::now();
+            let count = records.len();
+            app.restore(records)?;
+            tracing::info!(
+                path = %file.path.display(),
+                records = count,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "state restored from snapshot"
+            );
+            last_applied = meta.last_log_id;
+            membership = meta.last_membership.clone();
+            current = Some((meta, file));
+        }
+        let floor = dir.retain(SNAPSHOTS_KEPT)?;
+        let (purge_floor, _) = watch::channel(floor.and_then(|p| p.checked_sub(1)));
+        Ok(Self {
+            shared: Arc::new(Shared {
+                applied: RwLock::new(Applied {
+                    app,
+                    last_applied,
+                    membership,
+                }),
+                dir,
+                current: Mutex::new(current),
+                bytes_since_snapshot: AtomicU64::new(0),
+                snapshot_bytes_threshold,
+                bytes_threshold_crossed: Notify::new(),
+                purge_floor,
+                snapshot_io: tokio::sync::Mutex::new(()),
+            }),
+        })
+    }
+
+    /// Runs `f` on the applied state (no Raft round trip; the caller decides linearizability).
+    pub fn read<R>(&self, f: impl FnOnce(&Applied<A>) -> R) -> R {
+        f(&read_lock(&self.shared.applied))
+    }
+
+    pub fn last_applied(&self) -> Option<LogId> {
+        read_lock(&self.shared.applied).last_applied
+    }
+
+    /// The log index the log may be purged up to (inclusive), following the kept snapshots.
+    pub fn purge_floor(&self) -> watch::Receiver<Option<u64>> {
+        self.shared.purge_floor.subscribe()
+    }
+
+    /// Resolves when the applied payload bytes since the last snapshot pass the threshold.
+    pub async fn bytes_threshold_crossed(&self) {
+        self.shared.bytes_threshold_crossed.notified().await
+    }
+
+    fn current_snapshot_meta(&self) -> Option<SnapshotMeta> {
+        self.shared
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|(meta, _)| meta.clone())
+    }
+
+    /// Writes an image, makes it current, trims old snapshots and moves the purge floor.
+    async fn persist(
+        &self,
+        meta: &SnapshotMeta,
+        image: Arc<Vec<u8>>,
+    ) -> Result<SnapshotFile, SnapshotFileError> {
+        let dir = self.shared.dir.clone();
+        let last = meta.last_log_id;
+        let written = tokio::task::spawn_blocking(move || {
+            let file = dir.write(last.as_ref(), &image)?;
+            let floor = dir.retain(SNAPSHOTS_KEPT)?;
+            Ok::<_, SnapshotFileError>((file, floor))
+        })
+        .await
+        .map_err(|e| SnapshotFileError::Io {
+            path: self.shared.dir.path().to_path_buf(),
+            source: std::io::Error::other(e.to_string()),
+        })??;
+        let (file, floor) = written;
+        *self
+            .shared
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some((meta.clone(), file.clone()));
+        self.shared
+            .purge_floor
+            .send_replace(floor.and_then(|p| p.checked_sub(1)));
+        Ok(file)
+    }
+}
+
+impl<A: Application> RaftSnapshotBuilder<TypeConfig> for StateMachine<A> {
+    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
+        let _io = self.shared.snapshot_io.lock().await;
+        let started = Instant::now();
+        let (records, last_applied, membership) = {
+            let applied = read_lock(&self.shared.applied);
+            self.shared.bytes_since_snapshot.store(0, Ordering::Relaxed);
+            (
+                applied.app.snapshot_records(),
+                applied.last_applied,
+                applied.membership.clone(),
+            )
+        };
+        let snapshot_id = match &last_applied {
+            Some(l) => format!("{}-{}-{}", l.leader_id.term, l.leader_id.node_id, l.index),
+            None => "empty".to_owned(),
+        };
+        let meta = SnapshotMeta {
+            last_log_id: last_applied,
+            last_membership: membership,
+            snapshot_id,
+        };
+        let encode_meta = meta.clone();
+        let image =
+            tokio::task::spawn_blocking(move || snapshot_file::encode(&encode_meta, &records))
+                .await
+                .map_err(|e| errors::write_any(std::io::Error::other(e.to_string())))?
+                .map_err(|e| StorageIOError::write_snapshot(None, openraft::AnyError::new(&e)))?;
+        let image = Arc::new(image);
+        self.persist(&meta, image.clone())
+            .await
+            .map_err(|e| StorageIOError::write_snapshot(None, openraft::AnyError::new(&e)))?;
+        metrics::histogram!(m::SNAPSHOT_BUILD_SECONDS).record(started.elapsed().as_secs_f64());
+        metrics::gauge!(m::SNAPSHOT_BYTES).set(image.len() as f64);
+        tracing::info!(
+            last_log_id = ?meta.last_log_id,
+            bytes = image.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "snapshot built"
+        );
+        let image = Arc::try_unwrap(image).unwrap_or_else(|shared| (*shared).clone());
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(image)),
+        })
+    }
+}
+
+impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
+    type SnapshotBuilder = Self;
+
+    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), StorageError> {
+        let applied = read_lock(&self.shared.applied);
+        Ok((applied.last_applied, applied.membership.clone()))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<ReplyBatch>, StorageError>
+    where
+        I: IntoIterator<Item = Entry> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let started = Instant::now();
+        let mut replies = Vec::new();
+        let mut applied_bytes = 0u64;
+        {
+            let mut applied = write_lock(&self.shared.applied);
+            for entry in entries {
+                let index = entry.log_id.index;
+                applied.last_applied = Some(entry.log_id);
+                match entry.payload {
+                    EntryPayload::Blank => replies.push(ReplyBatch::default()),
+                    EntryPayload::Normal(batch) => {
+                        let mut out = Vec::with_capacity(batch.0.len());
+                        for command in &batch.0 {
+                            applied_bytes += command.len() as u64;
+                            out.push(applied.app.apply(LogIndex(index), command));
+                        }
+                        replies.push(ReplyBatch(out));
+                    }
+                    EntryPayload::Membership(membership) => {
+                        applied.membership = StoredMembership::new(Some(entry.log_id), membership);
+                        replies.push(ReplyBatch::default());
+                    }
+                }
+            }
+        }
+        m::record_apply(started.elapsed());
+        let before = self
+            .shared
+            .bytes_since_snapshot
+            .fetch_add(applied_bytes, Ordering::Relaxed);
+        let threshold = self.shared.snapshot_bytes_threshold;
+        if before < threshold && before + applied_bytes >= threshold {
+            self.shared.bytes_threshold_crossed.notify_one();
+        }
+        Ok(replies)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        self.clone()
+    }
+
+    async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>, StorageError> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError> {
+        let _io = self.shared.snapshot_io.lock().await;
+        let image = Bytes::from(snapshot.into_inner());
+        let snapshot_err =
+            |e: &SnapshotFileError| StorageIOError::read_snapshot(None, openraft::AnyError::new(e));
+        let (file_meta, records) =
+            snapshot_file::decode(image.clone()).map_err(|e| snapshot_err(&e))?;
+        if file_meta.last_log_id != meta.last_log_id
+            || file_meta.last_membership != meta.last_membership
+        {
+            let e = SnapshotFileError::Corrupt(format!(
+                "received snapshot holds {:?}, announced as {:?}",
+                file_meta.last_log_id, meta.last_log_id
+            ));
+            return Err(snapshot_err(&e).into());
+        }
+        // Persist before switching state: once openraft hears back it may purge the log.
+        self.persist(meta, Arc::new(image.to_vec()))
+            .await
+            .map_err(|e| StorageIOError::write_snapshot(None, openraft::AnyError::new(&e)))?;
+        let mut applied = write_lock(&self.shared.applied);
+        applied
+            .app
+            .restore(records)
+            .map_err(|e| StorageIOError::read_snapshot(None, openraft::AnyError::new(&e)))?;
+        applied.last_applied = meta.last_log_id;
+        applied.membership = meta.last_membership.clone();
+        self.shared.bytes_since_snapshot.store(0, Ordering::Relaxed);
+        tracing::info!(last_log_id = ?meta.last_log_id, bytes = image.len(), "snapshot installed");
+        Ok(())
+    }
+
+    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
+        let current = self
+            .shared
+            .current
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some((meta, file)) = current else {
+            return Ok(None);
+        };
+        let dir = self.shared.dir.clone();
+        let (image, _, _) = tokio::task::spawn_blocking(move || dir.read(&file))
+            .await
+            .map_err(|e| errors::read_any(std::io::Error::other(e.to_string())))?
+            .map_err(|e| StorageIOError::read_snapshot(None, openraft::AnyError::new(&e)))?;
+        Ok(Some(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(image.to_vec())),
+        }))
+    }
+}
+
+impl<A: Application> StateMachine<A> {
+    /// The meta of the snapshot currently served, for status output.
+    pub fn snapshot_meta(&self) -> Option<SnapshotMeta> {
+        self.current_snapshot_meta()
+    }
+}
