@@ -14,14 +14,23 @@
 //! test key-value store ([`kv::KvApp`]) another.
 
 pub mod app;
+mod batcher;
+mod control;
+pub mod error;
 pub mod kv;
 pub mod metrics;
+pub mod network;
+pub mod node;
 pub mod snapshot_file;
 pub mod state_machine;
+pub mod status;
 pub mod store;
 pub mod types;
 
 pub use app::{Application, Record, RestoreError};
+pub use error::{MembershipError, ReadError, StartError, WriteError};
+pub use node::{Bootstrap, MetaNode, NodeConfig, PeerSpec, Tuning};
+pub use status::{ClusterStatus, LeaderInfo};
 pub use state_machine::StateMachine;
 pub use store::{LogStore, RaftStore};
 pub use types::{CommandBatch, LogIndex, NodeId, NodeInfo, ReplyBatch, TypeConfig};

@@ -154,6 +154,9 @@ pub struct SnapshotFile {
     pub path: PathBuf,
 }
 
+/// A snapshot read back and verified: the file, its raw image, its meta and its records.
+pub type LoadedSnapshot = (SnapshotFile, Bytes, SnapshotMeta, Vec<Record>);
+
 /// The directory holding this node's snapshots.
 #[derive(Debug, Clone)]
 pub struct SnapshotDir {
@@ -199,7 +202,7 @@ impl SnapshotDir {
                 path: entry.path(),
             });
         }
-        files.sort_by(|a, b| b.position.cmp(&a.position));
+        files.sort_by_key(|f| std::cmp::Reverse(f.position));
         Ok(files)
     }
 
@@ -243,7 +246,7 @@ impl SnapshotDir {
     /// inspection, never retried) with one log line, and the previous one is tried.
     pub fn load_newest_valid(
         &self,
-    ) -> Result<Option<(SnapshotFile, Bytes, SnapshotMeta, Vec<Record>)>, SnapshotFileError> {
+    ) -> Result<Option<LoadedSnapshot>, SnapshotFileError> {
         for file in self.list()? {
             match self.read(&file) {
                 Ok((image, meta, records)) => return Ok(Some((file, image, meta, records))),
@@ -273,7 +276,7 @@ impl SnapshotDir {
         if files.len() > keep {
             sync_dir(&self.dir)?;
         }
-        Ok(files.iter().take(keep).last().map(|f| f.position))
+        Ok(files.iter().take(keep).next_back().map(|f| f.position))
     }
 }
 

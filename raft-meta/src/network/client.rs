@@ -1,0 +1,340 @@
+//! The sending side: openraft asks for a client per target; clients to the same target share a
+//! small pool of persistent TCP connections.
+//!
+//! ```text
+//!  rpc ─► backoff says wait? ── yes ─► Unreachable (costs nothing)
+//!           │ no
+//!           ▼
+//!        idle connection, or connect (bounded by the RPC's deadline)
+//!           │ connect fails ─► backoff doubles (50 ms .. 2 s) ─► Unreachable
+//!           ▼
+//!        write frame, read frame, all under the RPC's hard deadline
+//!           │ io error / timeout ─► drop that connection ─► Network / Timeout
+//!           ▼
+//!        connection back to the pool, backoff reset
+//! ```
+//!
+//! A pool rather than one connection per peer: a snapshot chunk in flight must not hold up the
+//! heartbeats or votes sent to the same peer.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use openraft::error::{
+    InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError, Timeout, Unreachable,
+};
+use openraft::network::{Backoff, RPCOption, RaftNetwork, RaftNetworkFactory};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
+    VoteRequest, VoteResponse,
+};
+use openraft::RPCTypes;
+use tokio::net::TcpStream;
+
+use crate::network::frame::{read_frame, write_frame, FrameError};
+use crate::network::rpc::{RpcRequest, RpcResponse};
+use crate::types::{NodeId, NodeInfo, TypeConfig};
+
+/// Idle connections kept per peer; more concurrent RPCs open more, then the surplus closes.
+const IDLE_CONNECTIONS_MAX: usize = 4;
+const BACKOFF_MIN: Duration = Duration::from_millis(50);
+const BACKOFF_MAX: Duration = Duration::from_secs(2);
+const CONNECT_TIMEOUT_MAX: Duration = Duration::from_secs(1);
+
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("peer {addr} unreachable: {reason}")]
+    Unreachable { addr: String, reason: String },
+    #[error("rpc to {addr} timed out after {after:?}")]
+    Timeout { addr: String, after: Duration },
+    #[error("rpc to {addr} failed: {source}")]
+    Frame { addr: String, source: FrameError },
+    #[error("peer {addr} answered a {got} to a {sent}")]
+    Mismatch {
+        addr: String,
+        sent: &'static str,
+        got: &'static str,
+    },
+}
+
+#[derive(Debug)]
+struct BackoffState {
+    next_attempt: Option<Instant>,
+    delay: Duration,
+}
+
+/// Connections and reconnect state for one peer address.
+#[derive(Debug)]
+pub(crate) struct Peer {
+    addr: String,
+    idle: Mutex<Vec<TcpStream>>,
+    backoff: Mutex<BackoffState>,
+}
+
+impl Peer {
+    pub(crate) fn new(addr: String) -> Self {
+        Self {
+            addr,
+            idle: Mutex::new(Vec::new()),
+            backoff: Mutex::new(BackoffState {
+                next_attempt: None,
+                delay: BACKOFF_MIN,
+            }),
+        }
+    }
+
+    fn take_idle(&self) -> Option<TcpStream> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
+    }
+
+    fn put_idle(&self, conn: TcpStream) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < IDLE_CONNECTIONS_MAX {
+            idle.push(conn);
+        }
+    }
+
+    fn backing_off(&self) -> bool {
+        let b = self.backoff.lock().unwrap_or_else(|e| e.into_inner());
+        b.next_attempt.is_some_and(|at| Instant::now() < at)
+    }
+
+    fn connect_failed(&self) {
+        let mut b = self.backoff.lock().unwrap_or_else(|e| e.into_inner());
+        b.next_attempt = Some(Instant::now() + b.delay);
+        b.delay = (b.delay * 2).min(BACKOFF_MAX);
+    }
+
+    fn connected(&self) {
+        let mut b = self.backoff.lock().unwrap_or_else(|e| e.into_inner());
+        b.next_attempt = None;
+        b.delay = BACKOFF_MIN;
+    }
+
+    /// One request, one response, under `deadline`.
+    pub(crate) async fn call(&self, request: &RpcRequest, deadline: Duration) -> Result<RpcResponse, CallError> {
+        let started = Instant::now();
+        let mut conn = match self.take_idle() {
+            Some(conn) => conn,
+            None => {
+                if self.backing_off() {
+                    return Err(CallError::Unreachable {
+                        addr: self.addr.clone(),
+                        reason: "backing off after a failed connect".to_owned(),
+                    });
+                }
+                let connect = TcpStream::connect(&self.addr);
+                match tokio::time::timeout(deadline.min(CONNECT_TIMEOUT_MAX), connect).await {
+                    Ok(Ok(conn)) => {
+                        // Raft messages are small and latency-bound.
+                        let _ = conn.set_nodelay(true);
+                        self.connected();
+                        conn
+                    }
+                    Ok(Err(e)) => {
+                        self.connect_failed();
+                        return Err(CallError::Unreachable {
+                            addr: self.addr.clone(),
+                            reason: e.to_string(),
+                        });
+                    }
+                    Err(_) => {
+                        self.connect_failed();
+                        return Err(CallError::Unreachable {
+                            addr: self.addr.clone(),
+                            reason: "connect timed out".to_owned(),
+                        });
+                    }
+                }
+            }
+        };
+        let remaining = deadline.saturating_sub(started.elapsed());
+        let exchange = async {
+            write_frame(&mut conn, request).await?;
+            read_frame::<_, RpcResponse>(&mut conn).await
+        };
+        match tokio::time::timeout(remaining, exchange).await {
+            Ok(Ok(response)) => {
+                self.put_idle(conn);
+                Ok(response)
+            }
+            Ok(Err(source)) => Err(CallError::Frame {
+                addr: self.addr.clone(),
+                source,
+            }),
+            Err(_) => Err(CallError::Timeout {
+                addr: self.addr.clone(),
+                after: deadline,
+            }),
+        }
+    }
+}
+
+/// Hands openraft a client per target; keeps one [`Peer`] per target across clients.
+#[derive(Clone, Default)]
+pub struct NetworkFactory {
+    peers: Arc<Mutex<HashMap<NodeId, Arc<Peer>>>>,
+    /// Set while the node is cut off (tests); every call fails as unreachable.
+    paused: Arc<AtomicBool>,
+}
+
+impl NetworkFactory {
+    pub fn new(paused: Arc<AtomicBool>) -> Self {
+        Self {
+            peers: Arc::default(),
+            paused,
+        }
+    }
+
+    fn peer(&self, target: NodeId, info: &NodeInfo) -> Arc<Peer> {
+        let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+        match peers.get(&target) {
+            Some(peer) if peer.addr == info.raft_addr => peer.clone(),
+            _ => {
+                let peer = Arc::new(Peer::new(info.raft_addr.clone()));
+                peers.insert(target, peer.clone());
+                peer
+            }
+        }
+    }
+}
+
+impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
+    type Network = PeerClient;
+
+    async fn new_client(&mut self, target: NodeId, node: &NodeInfo) -> PeerClient {
+        PeerClient {
+            target,
+            info: node.clone(),
+            peer: self.peer(target, node),
+            paused: self.paused.clone(),
+        }
+    }
+}
+
+/// openraft's handle on one target.
+pub struct PeerClient {
+    target: NodeId,
+    info: NodeInfo,
+    peer: Arc<Peer>,
+    paused: Arc<AtomicBool>,
+}
+
+impl PeerClient {
+    async fn call(&self, request: RpcRequest, ttl: Duration) -> Result<RpcResponse, CallError> {
+        if self.paused.load(Ordering::Relaxed) {
+            return Err(CallError::Unreachable {
+                addr: self.info.raft_addr.clone(),
+                reason: "transport paused".to_owned(),
+            });
+        }
+        self.peer.call(&request, ttl).await
+    }
+
+    fn to_rpc_error<E: std::error::Error>(
+        &self,
+        e: CallError,
+        action: RPCTypes,
+        ttl: Duration,
+        from: NodeId,
+    ) -> RPCError<NodeId, NodeInfo, E> {
+        match e {
+            CallError::Unreachable { .. } => RPCError::Unreachable(Unreachable::new(&e)),
+            CallError::Timeout { .. } => RPCError::Timeout(Timeout {
+                action,
+                id: from,
+                target: self.target,
+                timeout: ttl,
+            }),
+            CallError::Frame { .. } | CallError::Mismatch { .. } => {
+                RPCError::Network(NetworkError::new(&e))
+            }
+        }
+    }
+
+    fn remote<E: std::error::Error>(&self, e: E) -> RPCError<NodeId, NodeInfo, E> {
+        RPCError::RemoteError(RemoteError::new_with_node(self.target, self.info.clone(), e))
+    }
+
+    fn mismatch(&self, sent: &'static str, got: &RpcResponse) -> CallError {
+        let got = match got {
+            RpcResponse::AppendEntries(_) => "AppendEntries",
+            RpcResponse::Vote(_) => "Vote",
+            RpcResponse::InstallSnapshot(_) => "InstallSnapshot",
+            RpcResponse::Admin(_) => "Admin",
+        };
+        CallError::Mismatch {
+            addr: self.info.raft_addr.clone(),
+            sent,
+            got,
+        }
+    }
+}
+
+impl RaftNetwork<TypeConfig> for PeerClient {
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, NodeInfo, RaftError<NodeId>>> {
+        let ttl = option.hard_ttl();
+        let from = rpc.vote.leader_id().voted_for().unwrap_or_default();
+        match self.call(RpcRequest::AppendEntries(rpc), ttl).await {
+            Ok(RpcResponse::AppendEntries(Ok(resp))) => Ok(resp),
+            Ok(RpcResponse::AppendEntries(Err(e))) => Err(self.remote(e)),
+            Ok(other) => {
+                let e = self.mismatch("AppendEntries", &other);
+                Err(self.to_rpc_error(e, RPCTypes::AppendEntries, ttl, from))
+            }
+            Err(e) => Err(self.to_rpc_error(e, RPCTypes::AppendEntries, ttl, from)),
+        }
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        rpc: InstallSnapshotRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<
+        InstallSnapshotResponse<NodeId>,
+        RPCError<NodeId, NodeInfo, RaftError<NodeId, InstallSnapshotError>>,
+    > {
+        let ttl = option.hard_ttl();
+        let from = rpc.vote.leader_id().voted_for().unwrap_or_default();
+        match self.call(RpcRequest::InstallSnapshot(rpc), ttl).await {
+            Ok(RpcResponse::InstallSnapshot(Ok(resp))) => Ok(resp),
+            Ok(RpcResponse::InstallSnapshot(Err(e))) => Err(self.remote(e)),
+            Ok(other) => {
+                let e = self.mismatch("InstallSnapshot", &other);
+                Err(self.to_rpc_error(e, RPCTypes::InstallSnapshot, ttl, from))
+            }
+            Err(e) => Err(self.to_rpc_error(e, RPCTypes::InstallSnapshot, ttl, from)),
+        }
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<NodeId>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<NodeId>, RPCError<NodeId, NodeInfo, RaftError<NodeId>>> {
+        let ttl = option.hard_ttl();
+        let from = rpc.vote.leader_id().voted_for().unwrap_or_default();
+        match self.call(RpcRequest::Vote(rpc), ttl).await {
+            Ok(RpcResponse::Vote(Ok(resp))) => Ok(resp),
+            Ok(RpcResponse::Vote(Err(e))) => Err(self.remote(e)),
+            Ok(other) => {
+                let e = self.mismatch("Vote", &other);
+                Err(self.to_rpc_error(e, RPCTypes::Vote, ttl, from))
+            }
+            Err(e) => Err(self.to_rpc_error(e, RPCTypes::Vote, ttl, from)),
+        }
+    }
+
+    fn backoff(&self) -> Backoff {
+        // openraft sleeps between retries of an unreachable peer; grow to 1 s so a node that is
+        // down costs the others a few connects per second at most.
+        let delays = (0..).map(|i: u32| Duration::from_millis(50u64.saturating_mul(1u64 << i.min(5))).min(Duration::from_secs(1)));
+        Backoff::new(delays)
+    }
+}

@@ -1,0 +1,114 @@
+//! Length-prefixed frames on a byte stream: `u32 length (big-endian) | u8 version | payload`.
+//! The length bounds what a peer can make us allocate; anything over it, or an unknown version,
+//! is garbage and closes the connection.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Largest frame accepted: an AppendEntries of `max_payload_entries` batches, or a snapshot chunk,
+/// stays well under it.
+pub const FRAME_BYTES_MAX: usize = 64 * 1024 * 1024;
+const FRAME_VERSION: u8 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("connection io: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("peer closed the connection")]
+    Closed,
+    #[error("frame of {0} bytes is over the {FRAME_BYTES_MAX}-byte limit")]
+    TooLarge(usize),
+    #[error("frame version {0} is not {FRAME_VERSION}")]
+    BadVersion(u8),
+    #[error("undecodable frame: {0}")]
+    Decode(postcard::Error),
+    #[error("cannot encode frame: {0}")]
+    Encode(postcard::Error),
+}
+
+pub async fn write_frame<W, T>(w: &mut W, message: &T) -> Result<(), FrameError>
+where
+    W: AsyncWrite + Unpin,
+    T: Serialize,
+{
+    let mut buf = Vec::with_capacity(256);
+    buf.extend_from_slice(&[0, 0, 0, 0, FRAME_VERSION]);
+    let mut buf = postcard::to_extend(message, buf).map_err(FrameError::Encode)?;
+    let len = buf.len() - 4;
+    if len > FRAME_BYTES_MAX {
+        return Err(FrameError::TooLarge(len));
+    }
+    buf[..4].copy_from_slice(&(len as u32).to_be_bytes());
+    w.write_all(&buf).await?;
+    w.flush().await?;
+    Ok(())
+}
+
+pub async fn read_frame<R, T>(r: &mut R) -> Result<T, FrameError>
+where
+    R: AsyncRead + Unpin,
+    T: DeserializeOwned,
+{
+    let mut header = [0u8; 4];
+    match r.read_exact(&mut header).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
+        Err(e) => return Err(e.into()),
+    }
+    let len = u32::from_be_bytes(header) as usize;
+    if len > FRAME_BYTES_MAX {
+        return Err(FrameError::TooLarge(len));
+    }
+    if len == 0 {
+        return Err(FrameError::BadVersion(0));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).await?;
+    if body[0] != FRAME_VERSION {
+        return Err(FrameError::BadVersion(body[0]));
+    }
+    postcard::from_bytes(&body[1..]).map_err(FrameError::Decode)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn round_trip() {
+        let (mut a, mut b) = tokio::io::duplex(1024);
+        write_frame(&mut a, &(7u64, "hello".to_owned())).await.unwrap();
+        let got: (u64, String) = read_frame(&mut b).await.unwrap();
+        assert_eq!(got, (7, "hello".to_owned()));
+    }
+
+    #[tokio::test]
+    async fn oversized_length_is_refused_before_allocating() {
+        let (mut a, mut b) = tokio::io::duplex(1024);
+        a.write_all(&u32::MAX.to_be_bytes()).await.unwrap();
+        let got: Result<u64, _> = read_frame(&mut b).await;
+        assert!(matches!(got, Err(FrameError::TooLarge(_))));
+    }
+
+    #[tokio::test]
+    async fn wrong_version_and_garbage_are_refused() {
+        let (mut a, mut b) = tokio::io::duplex(1024);
+        a.write_all(&[0, 0, 0, 2, 9, 1]).await.unwrap();
+        let got: Result<u64, _> = read_frame(&mut b).await;
+        assert!(matches!(got, Err(FrameError::BadVersion(9))));
+
+        let (mut a, mut b) = tokio::io::duplex(1024);
+        a.write_all(&[0, 0, 0, 3, FRAME_VERSION, 0xff, 0xff]).await.unwrap();
+        let got: Result<(u64, String), _> = read_frame(&mut b).await;
+        assert!(matches!(got, Err(FrameError::Decode(_))));
+    }
+
+    #[tokio::test]
+    async fn eof_is_closed() {
+        let (a, mut b) = tokio::io::duplex(1024);
+        drop(a);
+        let got: Result<u64, _> = read_frame(&mut b).await;
+        assert!(matches!(got, Err(FrameError::Closed)));
+    }
+}

@@ -1,0 +1,89 @@
+//! The receiving side: one task per peer connection, each reading a request frame, handing it to
+//! openraft (or the admin control) and writing the answer back.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+use crate::control::Control;
+use crate::network::frame::{read_frame, write_frame, FrameError};
+use crate::network::rpc::{AdminRequest, AdminResponse, RpcRequest, RpcResponse};
+
+/// Peer connections served at once; more are closed on accept.
+const CONNECTIONS_MAX: usize = 256;
+
+/// Accepts peer connections until the listener task is aborted. While `paused` is set, accepted
+/// connections and requests are dropped: this is how a test cuts a node off.
+pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<AtomicBool>) {
+    let slots = Arc::new(Semaphore::new(CONNECTIONS_MAX));
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                tracing::warn!(error = %e, "raft listener accept failed");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if paused.load(Ordering::Relaxed) {
+            drop(stream);
+            continue;
+        }
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "too many raft peer connections; closing this one");
+            continue;
+        };
+        let control = control.clone();
+        let paused = paused.clone();
+        tokio::spawn(async move {
+            serve_connection(stream, peer, control, paused).await;
+            drop(slot);
+        });
+    }
+}
+
+async fn serve_connection(mut stream: TcpStream, peer: SocketAddr, control: Control, paused: Arc<AtomicBool>) {
+    let _ = stream.set_nodelay(true);
+    loop {
+        let request: RpcRequest = match read_frame(&mut stream).await {
+            Ok(request) => request,
+            Err(FrameError::Closed) => return,
+            Err(e) => {
+                tracing::warn!(%peer, error = %e, "closing raft peer connection");
+                return;
+            }
+        };
+        if paused.load(Ordering::Relaxed) {
+            return;
+        }
+        let response = handle(request, &control).await;
+        if let Err(e) = write_frame(&mut stream, &response).await {
+            tracing::debug!(%peer, error = %e, "raft peer went away before the response");
+            return;
+        }
+    }
+}
+
+async fn handle(request: RpcRequest, control: &Control) -> RpcResponse {
+    match request {
+        RpcRequest::AppendEntries(rpc) => RpcResponse::AppendEntries(control.raft.append_entries(rpc).await),
+        RpcRequest::Vote(rpc) => RpcResponse::Vote(control.raft.vote(rpc).await),
+        RpcRequest::InstallSnapshot(rpc) => RpcResponse::InstallSnapshot(control.raft.install_snapshot(rpc).await),
+        RpcRequest::Admin(admin) => RpcResponse::Admin(match admin {
+            AdminRequest::Status => Ok(AdminResponse::Status(control.status())),
+            AdminRequest::AddVoter { node_id, info } => control
+                .add_voter(node_id, info)
+                .await
+                .map(AdminResponse::MembershipChanged)
+                .map_err(|e| e.to_string()),
+            AdminRequest::RemoveVoter { node_id } => control
+                .remove_voter(node_id)
+                .await
+                .map(AdminResponse::MembershipChanged)
+                .map_err(|e| e.to_string()),
+        }),
+    }
+}
