@@ -70,7 +70,8 @@ fn not_leader(raft: &Raft, leader_id: Option<NodeId>, leader_node: Option<NodeIn
 }
 
 async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration) {
-    let (commands, waiters): (Vec<Bytes>, Vec<_>) = batch.into_iter().map(|w| (w.command, w.reply)).unzip();
+    let (commands, waiters): (Vec<Bytes>, Vec<_>) =
+        batch.into_iter().map(|w| (w.command, w.reply)).unzip();
     metrics::histogram!(crate::metrics::WRITE_BATCH_COMMANDS).record(commands.len() as f64);
     let expected = commands.len();
     let outcome = tokio::time::timeout(timeout, raft.client_write(CommandBatch(commands))).await;
@@ -106,7 +107,9 @@ async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration) {
 
 fn clone_error(e: &WriteError) -> WriteError {
     match e {
-        WriteError::NotLeader { leader } => WriteError::NotLeader { leader: leader.clone() },
+        WriteError::NotLeader { leader } => WriteError::NotLeader {
+            leader: leader.clone(),
+        },
         WriteError::CommandTooLarge { bytes, limit } => WriteError::CommandTooLarge {
             bytes: *bytes,
             limit: *limit,

@@ -32,7 +32,10 @@ pub(crate) fn leader_of(m: &RaftMetrics) -> Option<LeaderInfo> {
     Some(LeaderInfo { node_id: id, info })
 }
 
-fn map_write_error(e: RaftError<NodeId, ClientWriteError<NodeId, NodeInfo>>, m: &RaftMetrics) -> MembershipError {
+fn map_write_error(
+    e: RaftError<NodeId, ClientWriteError<NodeId, NodeInfo>>,
+    m: &RaftMetrics,
+) -> MembershipError {
     match e {
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => MembershipError::NotLeader {
             leader: f
@@ -75,7 +78,11 @@ impl Control {
     }
 
     /// Adds `node_id` as a learner, waits until it has caught up, then makes it a voter.
-    pub async fn add_voter(&self, node_id: NodeId, info: NodeInfo) -> Result<ClusterStatus, MembershipError> {
+    pub async fn add_voter(
+        &self,
+        node_id: NodeId,
+        info: NodeInfo,
+    ) -> Result<ClusterStatus, MembershipError> {
         let m = self.raft.metrics().borrow().clone();
         self.raft
             .add_learner(node_id, info, true)
@@ -91,11 +98,19 @@ impl Control {
     /// Removes `node_id` from the voters and from the cluster.
     pub async fn remove_voter(&self, node_id: NodeId) -> Result<ClusterStatus, MembershipError> {
         let m = self.raft.metrics().borrow().clone();
-        if !m.membership_config.membership().voter_ids().any(|id| id == node_id) {
+        if !m
+            .membership_config
+            .membership()
+            .voter_ids()
+            .any(|id| id == node_id)
+        {
             return Err(MembershipError::UnknownNode(node_id));
         }
         self.raft
-            .change_membership(ChangeMembers::RemoveVoters(BTreeSet::from([node_id])), false)
+            .change_membership(
+                ChangeMembers::RemoveVoters(BTreeSet::from([node_id])),
+                false,
+            )
             .await
             .map_err(|e| map_write_error(e, &m))?;
         Ok(self.status())

@@ -30,7 +30,7 @@ pub mod types;
 pub use app::{Application, Record, RestoreError};
 pub use error::{MembershipError, ReadError, StartError, WriteError};
 pub use node::{Bootstrap, MetaNode, NodeConfig, PeerSpec, Tuning};
-pub use status::{ClusterStatus, LeaderInfo};
 pub use state_machine::StateMachine;
+pub use status::{ClusterStatus, LeaderInfo};
 pub use store::{LogStore, RaftStore};
 pub use types::{CommandBatch, LogIndex, NodeId, NodeInfo, ReplyBatch, TypeConfig};

@@ -149,7 +149,24 @@ fn check_store_kind(raft_dir: &Path, store: RaftStore) -> Result<(), StartError>
 }
 
 impl<A: Application> MetaNode<A> {
+    /// Starts a node, binding `config.listen_addr`.
     pub async fn start(config: NodeConfig, app: A) -> Result<Self, StartError> {
+        let listener = TcpListener::bind(&config.listen_addr)
+            .await
+            .map_err(|source| StartError::Listen {
+                addr: config.listen_addr.clone(),
+                source,
+            })?;
+        Self::start_on(config, listener, app).await
+    }
+
+    /// Starts a node on an already bound listener (tests bind port 0 first, so peers' addresses
+    /// are known before any node starts).
+    pub async fn start_on(
+        config: NodeConfig,
+        listener: TcpListener,
+        app: A,
+    ) -> Result<Self, StartError> {
         let tuning = config.tuning.clone();
         std::fs::create_dir_all(&config.raft_dir).map_err(|source| StartError::DataDir {
             path: config.raft_dir.clone(),
@@ -160,7 +177,11 @@ impl<A: Application> MetaNode<A> {
         let probe = StoreProbe::default();
         let log_dir = config.raft_dir.join(format!("log-{}", config.store.name()));
         let mut log = LogStore::open(config.store, &log_dir, probe.clone())?;
-        let sm = StateMachine::open(&config.raft_dir.join("snapshots"), app, tuning.snapshot_every_bytes)?;
+        let sm = StateMachine::open(
+            &config.raft_dir.join("snapshots"),
+            app,
+            tuning.snapshot_every_bytes,
+        )?;
 
         let log_state = log
             .get_log_state()
@@ -176,12 +197,6 @@ impl<A: Application> MetaNode<A> {
             }
         }
 
-        let listener = TcpListener::bind(&config.listen_addr)
-            .await
-            .map_err(|source| StartError::Listen {
-                addr: config.listen_addr.clone(),
-                source,
-            })?;
         let local_addr = listener.local_addr().map_err(|source| StartError::Listen {
             addr: config.listen_addr.clone(),
             source,
@@ -213,20 +228,33 @@ impl<A: Application> MetaNode<A> {
 
         let transport_paused = Arc::new(AtomicBool::new(false));
         let network = NetworkFactory::new(transport_paused.clone());
-        let raft = Raft::new(config.node_id, Arc::new(raft_config), network, log.clone(), sm.clone())
-            .await
-            .map_err(|e| StartError::Raft(e.to_string()))?;
+        let raft = Raft::new(
+            config.node_id,
+            Arc::new(raft_config),
+            network,
+            log.clone(),
+            sm.clone(),
+        )
+        .await
+        .map_err(|e| StartError::Raft(e.to_string()))?;
         let control = Control {
             raft: raft.clone(),
             probe,
         };
 
         let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(server::serve(listener, control.clone(), transport_paused.clone())));
+        tasks.push(tokio::spawn(server::serve(
+            listener,
+            control.clone(),
+            transport_paused.clone(),
+        )));
 
         let (leader_tx, leader_rx) = watch::channel(None);
         tasks.push(tokio::spawn(watch_metrics(raft.clone(), leader_tx)));
-        tasks.push(tokio::spawn(purge_behind_snapshots(raft.clone(), sm.purge_floor())));
+        tasks.push(tokio::spawn(purge_behind_snapshots(
+            raft.clone(),
+            sm.purge_floor(),
+        )));
         tasks.push(tokio::spawn(snapshot_on_bytes(raft.clone(), sm.clone())));
 
         let (writes, queue) = mpsc::channel(PENDING_WRITES_MAX);
@@ -331,12 +359,14 @@ impl<A: Application> MetaNode<A> {
     pub async fn read<R>(&self, f: impl FnOnce(&A) -> R) -> Result<R, ReadError> {
         match tokio::time::timeout(self.request_timeout, self.raft.ensure_linearizable()).await {
             Ok(Ok(_)) => Ok(self.sm.read(|applied| f(&applied.app))),
-            Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => Err(ReadError::NotLeader {
-                leader: fwd
-                    .leader_id
-                    .zip(fwd.leader_node)
-                    .map(|(node_id, info)| LeaderInfo { node_id, info }),
-            }),
+            Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => {
+                Err(ReadError::NotLeader {
+                    leader: fwd
+                        .leader_id
+                        .zip(fwd.leader_node)
+                        .map(|(node_id, info)| LeaderInfo { node_id, info }),
+                })
+            }
             Ok(Err(RaftError::Fatal(_))) => Err(ReadError::ShuttingDown),
             Ok(Err(e)) => Err(ReadError::Raft(e.to_string())),
             Err(_) => Err(ReadError::Raft(format!(
@@ -370,9 +400,20 @@ impl<A: Application> MetaNode<A> {
         self.control.status()
     }
 
-    pub async fn add_voter(&self, node_id: NodeId, raft_addr: String, kafka_addr: String) -> Result<ClusterStatus, MembershipError> {
+    pub async fn add_voter(
+        &self,
+        node_id: NodeId,
+        raft_addr: String,
+        kafka_addr: String,
+    ) -> Result<ClusterStatus, MembershipError> {
         self.control
-            .add_voter(node_id, NodeInfo { raft_addr, kafka_addr })
+            .add_voter(
+                node_id,
+                NodeInfo {
+                    raft_addr,
+                    kafka_addr,
+                },
+            )
             .await
     }
 

@@ -244,9 +244,7 @@ impl SnapshotDir {
 
     /// Loads the newest snapshot that verifies. A corrupt one is renamed `*.corrupt` (kept for
     /// inspection, never retried) with one log line, and the previous one is tried.
-    pub fn load_newest_valid(
-        &self,
-    ) -> Result<Option<LoadedSnapshot>, SnapshotFileError> {
+    pub fn load_newest_valid(&self) -> Result<Option<LoadedSnapshot>, SnapshotFileError> {
         for file in self.list()? {
             match self.read(&file) {
                 Ok((image, meta, records)) => return Ok(Some((file, image, meta, records))),

@@ -18,10 +18,16 @@ pub enum AdminError {
     Unexpected,
 }
 
-async fn ask(raft_addr: &str, request: AdminRequest, timeout: Duration) -> Result<ClusterStatus, AdminError> {
+async fn ask(
+    raft_addr: &str,
+    request: AdminRequest,
+    timeout: Duration,
+) -> Result<ClusterStatus, AdminError> {
     let peer = Peer::new(raft_addr.to_owned());
     match peer.call(&RpcRequest::Admin(request), timeout).await? {
-        RpcResponse::Admin(Ok(AdminResponse::Status(s) | AdminResponse::MembershipChanged(s))) => Ok(s),
+        RpcResponse::Admin(Ok(AdminResponse::Status(s) | AdminResponse::MembershipChanged(s))) => {
+            Ok(s)
+        }
         RpcResponse::Admin(Err(reason)) => Err(AdminError::Refused(reason)),
         _ => Err(AdminError::Unexpected),
     }
@@ -43,6 +49,10 @@ pub async fn add_voter(
 }
 
 /// Asks the node at `raft_addr` (the leader) to remove a voter.
-pub async fn remove_voter(raft_addr: &str, node_id: NodeId, timeout: Duration) -> Result<ClusterStatus, AdminError> {
+pub async fn remove_voter(
+    raft_addr: &str,
+    node_id: NodeId,
+    timeout: Duration,
+) -> Result<ClusterStatus, AdminError> {
     ask(raft_addr, AdminRequest::RemoveVoter { node_id }, timeout).await
 }

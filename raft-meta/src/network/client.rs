@@ -114,7 +114,11 @@ impl Peer {
     }
 
     /// One request, one response, under `deadline`.
-    pub(crate) async fn call(&self, request: &RpcRequest, deadline: Duration) -> Result<RpcResponse, CallError> {
+    pub(crate) async fn call(
+        &self,
+        request: &RpcRequest,
+        deadline: Duration,
+    ) -> Result<RpcResponse, CallError> {
         let started = Instant::now();
         let mut conn = match self.take_idle() {
             Some(conn) => conn,
@@ -255,7 +259,11 @@ impl PeerClient {
     }
 
     fn remote<E: std::error::Error>(&self, e: E) -> RPCError<NodeId, NodeInfo, E> {
-        RPCError::RemoteError(RemoteError::new_with_node(self.target, self.info.clone(), e))
+        RPCError::RemoteError(RemoteError::new_with_node(
+            self.target,
+            self.info.clone(),
+            e,
+        ))
     }
 
     fn mismatch(&self, sent: &'static str, got: &RpcResponse) -> CallError {
@@ -334,7 +342,10 @@ impl RaftNetwork<TypeConfig> for PeerClient {
     fn backoff(&self) -> Backoff {
         // openraft sleeps between retries of an unreachable peer; grow to 1 s so a node that is
         // down costs the others a few connects per second at most.
-        let delays = (0..).map(|i: u32| Duration::from_millis(50u64.saturating_mul(1u64 << i.min(5))).min(Duration::from_secs(1)));
+        let delays = (0..).map(|i: u32| {
+            Duration::from_millis(50u64.saturating_mul(1u64 << i.min(5)))
+                .min(Duration::from_secs(1))
+        });
         Backoff::new(delays)
     }
 }

@@ -78,7 +78,9 @@ mod tests {
     #[tokio::test]
     async fn round_trip() {
         let (mut a, mut b) = tokio::io::duplex(1024);
-        write_frame(&mut a, &(7u64, "hello".to_owned())).await.unwrap();
+        write_frame(&mut a, &(7u64, "hello".to_owned()))
+            .await
+            .unwrap();
         let got: (u64, String) = read_frame(&mut b).await.unwrap();
         assert_eq!(got, (7, "hello".to_owned()));
     }
@@ -99,7 +101,9 @@ mod tests {
         assert!(matches!(got, Err(FrameError::BadVersion(9))));
 
         let (mut a, mut b) = tokio::io::duplex(1024);
-        a.write_all(&[0, 0, 0, 3, FRAME_VERSION, 0xff, 0xff]).await.unwrap();
+        a.write_all(&[0, 0, 0, 3, FRAME_VERSION, 0xff, 0xff])
+            .await
+            .unwrap();
         let got: Result<(u64, String), _> = read_frame(&mut b).await;
         assert!(matches!(got, Err(FrameError::Decode(_))));
     }

@@ -45,7 +45,12 @@ pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<A
     }
 }
 
-async fn serve_connection(mut stream: TcpStream, peer: SocketAddr, control: Control, paused: Arc<AtomicBool>) {
+async fn serve_connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    control: Control,
+    paused: Arc<AtomicBool>,
+) {
     let _ = stream.set_nodelay(true);
     loop {
         let request: RpcRequest = match read_frame(&mut stream).await {
@@ -69,9 +74,13 @@ async fn serve_connection(mut stream: TcpStream, peer: SocketAddr, control: Cont
 
 async fn handle(request: RpcRequest, control: &Control) -> RpcResponse {
     match request {
-        RpcRequest::AppendEntries(rpc) => RpcResponse::AppendEntries(control.raft.append_entries(rpc).await),
+        RpcRequest::AppendEntries(rpc) => {
+            RpcResponse::AppendEntries(control.raft.append_entries(rpc).await)
+        }
         RpcRequest::Vote(rpc) => RpcResponse::Vote(control.raft.vote(rpc).await),
-        RpcRequest::InstallSnapshot(rpc) => RpcResponse::InstallSnapshot(control.raft.install_snapshot(rpc).await),
+        RpcRequest::InstallSnapshot(rpc) => {
+            RpcResponse::InstallSnapshot(control.raft.install_snapshot(rpc).await)
+        }
         RpcRequest::Admin(admin) => RpcResponse::Admin(match admin {
             AdminRequest::Status => Ok(AdminResponse::Status(control.status())),
             AdminRequest::AddVoter { node_id, info } => control

@@ -1,0 +1,321 @@
+//! Three in-process nodes over real TCP on loopback: replication, failover, snapshot catch-up,
+//! isolation, and a stale leader that must never acknowledge.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use raft_meta::kv::KvApp;
+use raft_meta::{Bootstrap, MetaNode, RaftStore, WriteError};
+use tokio::net::TcpListener;
+
+async fn three_nodes(
+    store: RaftStore,
+    tmp: &std::path::Path,
+    snapshot_every: u64,
+) -> (Vec<Option<MetaNode<KvApp>>>, Vec<raft_meta::PeerSpec>) {
+    let (ls, peers) = listeners(3).await;
+    let mut nodes = Vec::new();
+    let mut t = tuning();
+    t.snapshot_every_entries = snapshot_every;
+    for (i, l) in ls.into_iter().enumerate() {
+        nodes.push(Some(
+            start(
+                i as u64 + 1,
+                tmp,
+                l,
+                store,
+                Bootstrap::Cluster(peers.clone()),
+                t.clone(),
+            )
+            .await,
+        ));
+    }
+    (nodes, peers)
+}
+
+/// Retries on the current leader until the put is acknowledged (puts are idempotent).
+async fn put_on_leader(nodes: &[Option<MetaNode<KvApp>>], key: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let leader = wait_leader(nodes, Duration::from_secs(5)).await;
+        if write_put(nodes[leader].as_ref().unwrap(), key, "v")
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no leader acknowledged {key}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A linearizable read on whoever leads, retried across an election.
+async fn read_on_leader<R>(nodes: &[Option<MetaNode<KvApp>>], f: impl Fn(&KvApp) -> R) -> R {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let leader = wait_leader(nodes, Duration::from_secs(5)).await;
+        if let Ok(r) = nodes[leader].as_ref().unwrap().read(&f).await {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "no linearizable read");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn leader_index(nodes: &[Option<MetaNode<KvApp>>]) -> Option<usize> {
+    nodes
+        .iter()
+        .position(|n| n.as_ref().is_some_and(|n| n.is_leader()))
+}
+
+async fn wait_leader(nodes: &[Option<MetaNode<KvApp>>], timeout: Duration) -> usize {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(i) = leader_index(nodes) {
+            return i;
+        }
+        assert!(Instant::now() < deadline, "no leader within {timeout:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn converge(nodes: &[Option<MetaNode<KvApp>>], timeout: Duration) {
+    // A rejoining node may force one election (its term grew while cut off): retry the read.
+    let deadline = Instant::now() + timeout;
+    let expected = loop {
+        let leader = wait_leader(nodes, timeout).await;
+        if let Ok(state) = nodes[leader]
+            .as_ref()
+            .unwrap()
+            .read(|app| app.clone())
+            .await
+        {
+            break state;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no linearizable read within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    wait_for("replicas to converge", timeout, || {
+        nodes
+            .iter()
+            .flatten()
+            .all(|n| n.read_local(|a| a.app == expected))
+    })
+    .await;
+}
+
+async fn failover_keeps_acknowledged_writes(store: RaftStore) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut nodes, peers) = three_nodes(store, tmp.path(), 30).await;
+    let first = wait_leader(&nodes, Duration::from_secs(5)).await;
+    for i in 0..100 {
+        write_put(nodes[first].as_ref().unwrap(), &format!("a{i}"), "1")
+            .await
+            .unwrap();
+    }
+    // Every node names the same leader and its Kafka address.
+    wait_for(
+        "followers to learn the leader",
+        Duration::from_secs(5),
+        || {
+            nodes
+                .iter()
+                .flatten()
+                .all(|n| n.leader().is_some_and(|l| l.node_id == first as u64 + 1))
+        },
+    )
+    .await;
+
+    let killed_at = Instant::now();
+    nodes[first].take().unwrap().shutdown().await;
+    let second = wait_leader(&nodes, Duration::from_secs(5)).await;
+    write_put(nodes[second].as_ref().unwrap(), "after-failover", "1")
+        .await
+        .unwrap();
+    let failover = killed_at.elapsed();
+    assert!(
+        failover < Duration::from_secs(3),
+        "failover took {failover:?}"
+    );
+    for i in 0..100 {
+        write_put(nodes[second].as_ref().unwrap(), &format!("b{i}"), "1")
+            .await
+            .unwrap();
+    }
+    for i in 0..100 {
+        assert!(
+            get(nodes[second].as_ref().unwrap(), &format!("a{i}"))
+                .await
+                .is_some(),
+            "lost a{i}"
+        );
+    }
+
+    // The old leader comes back on its address, behind the purge point: it catches up by snapshot.
+    let l = TcpListener::bind(&peers[first].raft_addr).await.unwrap();
+    nodes[first] = Some(
+        start(
+            first as u64 + 1,
+            tmp.path(),
+            l,
+            store,
+            Bootstrap::Cluster(peers.clone()),
+            tuning(),
+        )
+        .await,
+    );
+    converge(&nodes, Duration::from_secs(10)).await;
+    let rejoined = nodes[first].as_ref().unwrap();
+    assert!(rejoined.read_local(|a| a.app.get(b"b99").is_some()));
+    for n in nodes.into_iter().flatten() {
+        n.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_failover_keeps_acknowledged_writes() {
+    failover_keeps_acknowledged_writes(RaftStore::Sled).await;
+}
+
+async fn lagging_follower_catches_up_by_snapshot(store: RaftStore) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (nodes, _) = three_nodes(store, tmp.path(), 20).await;
+    let leader = wait_leader(&nodes, Duration::from_secs(5)).await;
+    let follower = (leader + 1) % 3;
+    nodes[follower].as_ref().unwrap().set_transport_paused(true);
+    for i in 0..300 {
+        write_put(nodes[leader].as_ref().unwrap(), &format!("k{i}"), "v")
+            .await
+            .unwrap();
+    }
+    let ldr = nodes[leader].as_ref().unwrap();
+    wait_for(
+        "leader to purge behind its snapshots",
+        Duration::from_secs(10),
+        || ldr.status().purged_index.is_some_and(|p| p > 50),
+    )
+    .await;
+    nodes[follower]
+        .as_ref()
+        .unwrap()
+        .set_transport_paused(false);
+    converge(&nodes, Duration::from_secs(15)).await;
+    let f = nodes[follower].as_ref().unwrap();
+    assert!(
+        f.status().snapshot_index.is_some(),
+        "follower did not install a snapshot"
+    );
+    assert_eq!(f.read_local(|a| a.app.len()), 300);
+    for n in nodes.into_iter().flatten() {
+        n.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_lagging_follower_catches_up_by_snapshot() {
+    lagging_follower_catches_up_by_snapshot(RaftStore::Sled).await;
+}
+
+async fn isolated_follower_does_not_disrupt_majority(store: RaftStore) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (nodes, _) = three_nodes(store, tmp.path(), 1000).await;
+    let leader = wait_leader(&nodes, Duration::from_secs(5)).await;
+    let follower = (leader + 2) % 3;
+    let term_before = nodes[leader].as_ref().unwrap().status().term;
+    nodes[follower].as_ref().unwrap().set_transport_paused(true);
+    let ldr = nodes[leader].as_ref().unwrap();
+    let started = Instant::now();
+    let mut written = 0;
+    while started.elapsed() < Duration::from_secs(2) {
+        write_put(ldr, &format!("k{written}"), "v").await.unwrap();
+        written += 1;
+    }
+    assert!(ldr.is_leader());
+    assert_eq!(
+        ldr.status().term,
+        term_before,
+        "the majority changed term while a follower was cut off"
+    );
+    nodes[follower]
+        .as_ref()
+        .unwrap()
+        .set_transport_paused(false);
+    converge(&nodes, Duration::from_secs(10)).await;
+    put_on_leader(&nodes, "after-rejoin").await;
+    assert_eq!(read_on_leader(&nodes, |a| a.len()).await, written + 1);
+    for n in nodes.into_iter().flatten() {
+        n.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_isolated_follower_does_not_disrupt_majority() {
+    isolated_follower_does_not_disrupt_majority(RaftStore::Sled).await;
+}
+
+async fn stale_leader_never_acknowledges(store: RaftStore) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (nodes, _) = three_nodes(store, tmp.path(), 1000).await;
+    let old = wait_leader(&nodes, Duration::from_secs(5)).await;
+    write_put(nodes[old].as_ref().unwrap(), "before", "v")
+        .await
+        .unwrap();
+    nodes[old].as_ref().unwrap().set_transport_paused(true);
+
+    // The cut-off leader still believes it leads for a while; nothing it is asked may succeed.
+    let stale = nodes[old].as_ref().unwrap();
+    let stale_write = write_put(stale, "stale", "v").await;
+    assert!(
+        matches!(
+            stale_write,
+            Err(WriteError::Indeterminate(_) | WriteError::NotLeader { .. })
+        ),
+        "stale leader answered {stale_write:?}"
+    );
+    assert!(
+        stale.read(|a| a.len()).await.is_err(),
+        "stale leader served a linearizable read"
+    );
+
+    let others: Vec<usize> = (0..3).filter(|i| *i != old).collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let new = loop {
+        if let Some(i) = others
+            .iter()
+            .copied()
+            .find(|i| nodes[*i].as_ref().unwrap().is_leader())
+        {
+            break i;
+        }
+        assert!(Instant::now() < deadline, "majority elected no leader");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    write_put(nodes[new].as_ref().unwrap(), "majority", "v")
+        .await
+        .unwrap();
+    assert!(
+        get(nodes[new].as_ref().unwrap(), "stale").await.is_none(),
+        "the stale write became visible"
+    );
+
+    nodes[old].as_ref().unwrap().set_transport_paused(false);
+    converge(&nodes, Duration::from_secs(10)).await;
+    assert!(read_on_leader(&nodes, |a| a.get(b"stale")).await.is_none());
+    assert!(read_on_leader(&nodes, |a| a.get(b"majority"))
+        .await
+        .is_some());
+    for n in nodes.into_iter().flatten() {
+        n.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_stale_leader_never_acknowledges() {
+    stale_leader_never_acknowledges(RaftStore::Sled).await;
+}
