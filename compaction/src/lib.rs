@@ -1,1 +1,53 @@
-//! The log engine: CRC-framed segment files, indexes, recovery, retention, key-based compaction.
+//! The log engine: CRC-framed segment files, sparse indexes, open-time recovery, retention,
+//! group-committed durability, key-based compaction, snapshots and atomic small files.
+//!
+//! The crate knows nothing of Kafka, groups or Raft: entries, keys and values are opaque bytes.
+//!
+//! ```text
+//!   Log (one directory)                               disk
+//!   ├── append ──> active segment  ───────────────>  00000000000000001000.log
+//!   │              + in-memory sparse index           (sealed: .log + .index + .timeindex)
+//!   ├── sync_to ─> group commit: one fdatasync for all waiting appenders
+//!   ├── read / find_by_timestamp: pread outside locks, CRC checked, zero-copy payloads
+//!   ├── truncate_from / purge_to / apply_retention: whole segments, directory fsync
+//!   └── compact: rewrite sealed segments by key, atomic swap (.cleaned -> .swap -> .log)
+//!
+//!   snapshot::{SnapshotWriter, SnapshotReader}: a compacted log as one file, written
+//!     temp -> fsync -> rename -> fsync dir, read back with every frame's CRC verified
+//!   atomic_file::{write_file_atomically, read_file_checked}: small state (a Raft vote)
+//! ```
+//!
+//! [`log`] draws the write path and the recovery rules; [`frame`] the on-disk frame;
+//! [`segment`] the segment file; [`log_compaction`] the compaction swap.
+
+pub mod atomic_file;
+pub mod config;
+pub mod entry;
+pub mod error;
+pub mod frame;
+mod fsutil;
+mod group_commit;
+mod index;
+mod index_file;
+pub mod keyed;
+pub mod log;
+pub mod log_compaction;
+mod log_maintenance;
+mod log_read;
+pub mod segment;
+pub mod snapshot;
+pub mod types;
+
+pub use atomic_file::{read_file_checked, write_file_atomically, AtomicFileError};
+pub use config::LogConfig;
+pub use entry::Entry;
+pub use error::{CorruptReason, LogError};
+pub use fsutil::sync_dir;
+pub use keyed::{compact_records, replay, KeyedRecord, TombstonePolicy};
+pub use log::{AppendInfo, DeletedSegments, Log, RetentionPolicy, SegmentInfo};
+pub use log_compaction::CompactionOutcome;
+pub use snapshot::{
+    install_snapshot_bytes, SnapshotError, SnapshotInfo, SnapshotLimits, SnapshotReader,
+    SnapshotWriter,
+};
+pub use types::{Offset, TimestampMs};

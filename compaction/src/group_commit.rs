@@ -1,0 +1,171 @@
+//! Group commit: many appenders, one `fdatasync` covering all of them.
+//!
+//! ```text
+//!  appender A: append ─┐                       ┌─> durable >= A's end: return
+//!  appender B: append ─┼─> sync_to(end) ──┬──> │   (B and C waited on the condvar while A
+//!  appender C: append ─┘                  │    │    ran the one fdatasync covering all three)
+//!                                         │    └─> not yet covered: become the next syncer
+//!          first caller finding no sync running:
+//!            1. note the log end it is about to cover (every append published so far)
+//!            2. fdatasync the active segment, no lock held
+//!            3. durable = that end; wake everyone
+//! ```
+//!
+//! A failed fsync poisons the log: the kernel may already have dropped the dirty pages, so a
+//! later successful fsync would not prove the earlier writes durable (the fsyncgate lesson).
+//! Truncation bumps an epoch so a sync that started before it cannot raise `durable` over
+//! entries the truncation removed.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use crate::error::LogError;
+use crate::types::Offset;
+
+#[derive(Debug)]
+struct CommitState {
+    /// Every entry below this offset is on disk.
+    durable: Offset,
+    /// A caller is running an fdatasync right now.
+    syncing: bool,
+    /// Bumped by truncation (and re-basing an empty log).
+    epoch: u64,
+    /// Set by the first failed sync; the log refuses writes from then on.
+    poisoned: Option<String>,
+}
+
+/// The durable offset and the rendezvous of callers waiting for it.
+#[derive(Debug)]
+pub struct GroupCommit {
+    state: Mutex<CommitState>,
+    changed: Condvar,
+    /// fdatasyncs run by group commit: appends per sync is the batching ratio.
+    syncs: AtomicU64,
+}
+
+/// What a syncer must fsync: captured atomically with the log end it covers.
+pub struct SyncTarget {
+    /// The log end the fsync will cover.
+    pub end: Offset,
+    /// Performs the fsync.
+    pub sync: Box<dyn FnOnce() -> Result<(), LogError> + Send>,
+}
+
+impl GroupCommit {
+    pub fn new(durable: Offset) -> GroupCommit {
+        GroupCommit {
+            state: Mutex::new(CommitState {
+                durable,
+                syncing: false,
+                epoch: 0,
+                poisoned: None,
+            }),
+            changed: Condvar::new(),
+            syncs: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CommitState> {
+        // No code panics while holding this lock; recover the guard if something ever did.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn sync_count(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
+    pub fn durable(&self) -> Offset {
+        self.lock().durable
+    }
+
+    /// `Err(Poisoned)` once a sync has failed.
+    pub fn check_poisoned(&self) -> Result<(), LogError> {
+        match &self.lock().poisoned {
+            Some(reason) => Err(LogError::Poisoned(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a failure that leaves the on-disk state unknown.
+    pub fn poison(&self, error: &LogError) {
+        let mut state = self.lock();
+        if state.poisoned.is_none() {
+            state.poisoned = Some(error.to_string());
+        }
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Everything below `end` was made durable outside a group sync (a roll fsyncs the segment
+    /// it seals).
+    pub fn mark_durable(&self, end: Offset) {
+        let mut state = self.lock();
+        if end > state.durable {
+            state.durable = end;
+        }
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// The log was cut back to `end` (or re-based there): entries at and after it are gone,
+    /// and any sync in flight covers a log that no longer exists.
+    pub fn reset(&self, end: Offset, durable: Offset) {
+        let mut state = self.lock();
+        state.epoch += 1;
+        state.durable = durable.min(end);
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Returns once every entry below `end` is durable. The first caller that finds no sync
+    /// running captures a target with `capture` and fsyncs it; the others wait.
+    pub fn sync_to(&self, end: Offset, capture: impl Fn() -> SyncTarget) -> Result<(), LogError> {
+        let mut state = self.lock();
+        loop {
+            if let Some(reason) = &state.poisoned {
+                return Err(LogError::Poisoned(reason.clone()));
+            }
+            if state.durable >= end {
+                return Ok(());
+            }
+            if state.syncing {
+                state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            state.syncing = true;
+            let epoch = state.epoch;
+            drop(state);
+
+            let target = capture();
+            let covered = target.end;
+            let outcome = (target.sync)();
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+
+            state = self.lock();
+            state.syncing = false;
+            match outcome {
+                Ok(()) => {
+                    if state.epoch == epoch && covered > state.durable {
+                        state.durable = covered;
+                    }
+                    self.changed.notify_all();
+                    if state.epoch == epoch && covered < end {
+                        // Nothing appended will ever reach `end`: the caller asked beyond the
+                        // log (or a truncation removed it).
+                        return Err(LogError::SyncBeyondEnd {
+                            requested: end,
+                            end: covered,
+                        });
+                    }
+                }
+                Err(error) => {
+                    if state.poisoned.is_none() {
+                        state.poisoned = Some(error.to_string());
+                    }
+                    self.changed.notify_all();
+                    return Err(error);
+                }
+            }
+        }
+    }
+}

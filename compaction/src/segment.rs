@@ -1,0 +1,418 @@
+//! One segment file: a header, then frames back to back. Creation, the header codec, and the
+//! scan that rebuilds a segment's index and finds where its valid frames end.
+//!
+//! ```text
+//!  0        6     7      8          16              24        28      32
+//!  +--------+-----+------+----------+---------------+---------+-------+---------+---------+--
+//!  | CHRTSG | ver | flags| base     | covers_until  | reserved| crc32c| frame 0 | frame 1 |..
+//!  +--------+-----+------+----------+---------------+---------+-------+---------+---------+--
+//! ```
+//!
+//! `flags` bit 0 marks a segment written by compaction (its offsets may have gaps);
+//! `covers_until` is set on compaction output: the end of the offset range it replaces.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use bytes::{Bytes, BytesMut};
+
+use crate::error::{CorruptReason, LogError};
+use crate::frame::{self, Decoded, FrameFault, FrameHeader, FRAME_HEADER_LEN};
+use crate::fsutil;
+use crate::index::SparseIndex;
+use crate::types::{Offset, TimestampMs};
+
+/// Bytes of the segment file header.
+pub const SEGMENT_HEADER_LEN: usize = 32;
+const MAGIC: &[u8; 6] = b"CHRTSG";
+/// The segment format this code writes and reads.
+pub const SEGMENT_FORMAT_VERSION: u8 = 1;
+const FLAG_COMPACTED: u8 = 0b1;
+const NO_COVERS_UNTIL: u64 = u64::MAX;
+/// Bytes read per IO while scanning a segment.
+const SCAN_CHUNK_BYTES: usize = 1 << 20;
+
+/// Extension of live segment files.
+pub const LOG_SUFFIX: &str = "log";
+
+/// The file name of the segment starting at `base`, with `suffix` as extension.
+pub fn file_name(base: Offset, suffix: &str) -> String {
+    format!("{:020}.{suffix}", base.0)
+}
+
+/// Parses `<20 digits>.<suffix>`; `None` for any other name.
+pub fn parse_file_name(name: &str) -> Option<(Offset, &str)> {
+    let (digits, suffix) = name.split_once('.')?;
+    if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let base: u64 = digits.parse().ok()?;
+    (base <= Offset::MAX.0).then_some((Offset(base), suffix))
+}
+
+/// What a segment header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentHeader {
+    pub base: Offset,
+    pub compacted: bool,
+    pub covers_until: Option<Offset>,
+}
+
+impl SegmentHeader {
+    pub fn encode(&self) -> [u8; SEGMENT_HEADER_LEN] {
+        let mut out = [0u8; SEGMENT_HEADER_LEN];
+        out[0..6].copy_from_slice(MAGIC);
+        out[6] = SEGMENT_FORMAT_VERSION;
+        out[7] = if self.compacted { FLAG_COMPACTED } else { 0 };
+        out[8..16].copy_from_slice(&self.base.0.to_le_bytes());
+        let covers = self.covers_until.map_or(NO_COVERS_UNTIL, |o| o.0);
+        out[16..24].copy_from_slice(&covers.to_le_bytes());
+        let crc = crc32c::crc32c(&out[0..28]);
+        out[28..32].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Decodes a header; the error is a reason for [`CorruptReason::SegmentHeader`], or the
+    /// unknown version.
+    pub fn decode(buf: &[u8]) -> Result<SegmentHeader, HeaderFault> {
+        if buf.len() < SEGMENT_HEADER_LEN {
+            return Err(HeaderFault::Bad("shorter than a segment header"));
+        }
+        if &buf[0..6] != MAGIC {
+            return Err(HeaderFault::Bad("bad magic"));
+        }
+        if crc32c::crc32c(&buf[0..28]) != frame::read_u32(buf, 28) {
+            return Err(HeaderFault::Bad("header crc mismatch"));
+        }
+        if buf[6] != SEGMENT_FORMAT_VERSION {
+            return Err(HeaderFault::Version(buf[6]));
+        }
+        if buf[7] & !FLAG_COMPACTED != 0 {
+            return Err(HeaderFault::Bad("unknown header flags"));
+        }
+        let base = frame::read_u64(buf, 8);
+        let covers = frame::read_u64(buf, 16);
+        if base > Offset::MAX.0 {
+            return Err(HeaderFault::Bad("base offset past the maximum"));
+        }
+        Ok(SegmentHeader {
+            base: Offset(base),
+            compacted: buf[7] & FLAG_COMPACTED != 0,
+            covers_until: (covers != NO_COVERS_UNTIL).then_some(Offset(covers)),
+        })
+    }
+}
+
+/// Why a segment header was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderFault {
+    Bad(&'static str),
+    Version(u8),
+}
+
+impl HeaderFault {
+    pub fn into_error(self, path: &Path) -> LogError {
+        match self {
+            HeaderFault::Bad(reason) => LogError::Corrupt {
+                path: path.to_owned(),
+                position: 0,
+                reason: CorruptReason::SegmentHeader(reason),
+            },
+            HeaderFault::Version(version) => LogError::UnsupportedVersion {
+                path: path.to_owned(),
+                version,
+            },
+        }
+    }
+}
+
+/// An open segment file. Immutable once opened; shared by the writer and readers through `Arc`
+/// (positional IO needs no `&mut`), so a reader keeps reading a file even after retention
+/// unlinks it.
+#[derive(Debug)]
+pub struct Segment {
+    pub path: PathBuf,
+    pub file: File,
+    pub header: SegmentHeader,
+}
+
+impl Segment {
+    pub fn base(&self) -> Offset {
+        self.header.base
+    }
+
+    /// Creates the file at `path`, writes and syncs its header. The caller syncs the directory.
+    pub fn create(path: PathBuf, header: SegmentHeader) -> Result<Segment, LogError> {
+        let file = fsutil::create_new(&path)?;
+        fsutil::write_all_at(&file, &path, &header.encode(), 0)?;
+        file.sync_data()
+            .map_err(|e| LogError::io("fdatasync", &path, e))?;
+        Ok(Segment { path, file, header })
+    }
+
+    /// Opens an existing segment file and reads its header (if the file is long enough).
+    pub fn open(
+        path: PathBuf,
+    ) -> Result<(File, u64, Result<SegmentHeader, HeaderFault>), LogError> {
+        let file = fsutil::open_rw(&path)?;
+        let len = fsutil::file_len(&file, &path)?;
+        let mut buf = [0u8; SEGMENT_HEADER_LEN];
+        let header = if len >= SEGMENT_HEADER_LEN as u64 {
+            fsutil::read_exact_at(&file, &path, &mut buf, 0)?;
+            SegmentHeader::decode(&buf)
+        } else {
+            Err(HeaderFault::Bad("shorter than a segment header"))
+        };
+        Ok((file, len, header))
+    }
+
+    pub fn corrupt(&self, position: u64, reason: CorruptReason) -> LogError {
+        LogError::Corrupt {
+            path: self.path.clone(),
+            position,
+            reason,
+        }
+    }
+
+    /// Checks that a frame at this point of the segment has offsets that fit: inside the
+    /// segment's range, after the previous entry, contiguous unless the segment is compacted.
+    pub fn check_order(
+        &self,
+        header: &FrameHeader,
+        previous_last: Option<Offset>,
+        position: u64,
+    ) -> Result<(), LogError> {
+        let base = self.base();
+        let relative_last = header.last_offset.0.checked_sub(base.0);
+        let outside = header.first_offset < base
+            || relative_last.is_none_or(|r| r > u64::from(u32::MAX))
+            || self
+                .header
+                .covers_until
+                .is_some_and(|c| header.last_offset >= c);
+        if outside {
+            return Err(self.corrupt(
+                position,
+                CorruptReason::OffsetOutsideSegment {
+                    base,
+                    found: header.first_offset,
+                },
+            ));
+        }
+        let in_order = match previous_last {
+            None => self.header.compacted || header.first_offset == base,
+            Some(prev) if self.header.compacted => header.first_offset > prev,
+            Some(prev) => header.first_offset.0 == prev.0 + 1,
+        };
+        if !in_order {
+            return Err(self.corrupt(
+                position,
+                match previous_last {
+                    Some(previous_last) => CorruptReason::OffsetsOutOfOrder {
+                        previous_last,
+                        found: header.first_offset,
+                    },
+                    None => CorruptReason::OffsetOutsideSegment {
+                        base,
+                        found: header.first_offset,
+                    },
+                },
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A moving read window over a file: positional reads of large chunks, handed out as slices so
+/// a scan does one IO per chunk and readers can keep zero-copy `Bytes` of the frames.
+pub struct Window<'a> {
+    file: &'a File,
+    path: &'a Path,
+    end: u64,
+    chunk_bytes: usize,
+    chunk: Bytes,
+    chunk_start: u64,
+}
+
+impl<'a> Window<'a> {
+    /// A window over `file` bytes `..end`, reading at least `chunk_bytes` per IO.
+    pub fn new(file: &'a File, path: &'a Path, end: u64, chunk_bytes: usize) -> Window<'a> {
+        Window {
+            file,
+            path,
+            end,
+            chunk_bytes: chunk_bytes.max(FRAME_HEADER_LEN),
+            chunk: Bytes::new(),
+            chunk_start: 0,
+        }
+    }
+
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// The bytes from `position` to the end of the current chunk, after making sure they
+    /// include `need` bytes (or everything up to the end of the window, if that is less).
+    pub fn at(&mut self, position: u64, need: usize) -> Result<&[u8], LogError> {
+        let wanted_end = position.saturating_add(need as u64).min(self.end);
+        let chunk_end = self.chunk_start + self.chunk.len() as u64;
+        if position < self.chunk_start || wanted_end > chunk_end {
+            let len = (need.max(self.chunk_bytes) as u64).min(self.end.saturating_sub(position));
+            let mut buf = BytesMut::zeroed(len as usize);
+            fsutil::read_exact_at(self.file, self.path, &mut buf, position)?;
+            self.chunk = buf.freeze();
+            self.chunk_start = position;
+        }
+        let from = (position - self.chunk_start) as usize;
+        Ok(&self.chunk[from..])
+    }
+
+    /// A shared slice of the current chunk; `position..position + len` must be in it (callers
+    /// use it right after a successful [`Window::at`] covering that range).
+    pub fn bytes(&self, position: u64, len: usize) -> Bytes {
+        let from = (position - self.chunk_start) as usize;
+        self.chunk.slice(from..from + len)
+    }
+
+    /// The frame at `position`: its header and bytes, or why there is none.
+    pub fn frame(
+        &mut self,
+        position: u64,
+    ) -> Result<Result<(FrameHeader, Bytes), FrameFault>, LogError> {
+        let end = self.end;
+        let decoded = decode_at(self.at(position, FRAME_HEADER_LEN)?);
+        let decoded = match decoded {
+            Decoded::Incomplete {
+                frame_len: Some(len),
+            } if position + u64::from(len) <= end => decode_at(self.at(position, len as usize)?),
+            other => other,
+        };
+        Ok(match decoded {
+            Decoded::Frame(header) => Ok((header, self.bytes(position, header.frame_len as usize))),
+            Decoded::Incomplete { .. } => Err(FrameFault::PastEnd),
+            Decoded::Invalid(fault) => Err(fault),
+        })
+    }
+}
+
+fn decode_at(buf: &[u8]) -> Decoded {
+    frame::decode(buf)
+}
+
+/// How strictly a scan treats a bad frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanMode {
+    /// A sealed segment was synced before the next one was created: any bad byte is damage.
+    Sealed,
+    /// The last segment: a bad frame with nothing valid after it is a torn write.
+    Tail,
+}
+
+/// What a scan learned about a segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    pub index: SparseIndex,
+    /// Where the valid frames end (the file length, unless a torn tail was found).
+    pub valid_len: u64,
+    /// The offset after the last entry (the base if there is none).
+    pub next_offset: Offset,
+    pub max_timestamp: Option<TimestampMs>,
+    pub last_offset: Option<Offset>,
+    pub entry_count: u64,
+    /// A torn tail found at this position, and why the frame there is bad.
+    pub torn_at: Option<(u64, FrameFault)>,
+}
+
+/// Reads every frame of `segment` (whose file is `file_len` bytes), checking CRCs and offset
+/// order, and builds its index. See [`ScanMode`] for what a bad frame means.
+pub fn scan(
+    segment: &Segment,
+    file_len: u64,
+    mode: ScanMode,
+    index_interval_bytes: u32,
+) -> Result<Scan, LogError> {
+    let mut window = Window::new(&segment.file, &segment.path, file_len, SCAN_CHUNK_BYTES);
+    let mut scan = Scan {
+        index: SparseIndex::new(),
+        valid_len: SEGMENT_HEADER_LEN as u64,
+        next_offset: segment.base(),
+        max_timestamp: None,
+        last_offset: None,
+        entry_count: 0,
+        torn_at: None,
+    };
+    let mut position = SEGMENT_HEADER_LEN as u64;
+    while position < file_len {
+        match window.frame(position)? {
+            Ok((header, _)) => {
+                segment.check_order(&header, scan.last_offset, position)?;
+                scan.index.observe(
+                    segment.base(),
+                    header.first_offset,
+                    position,
+                    u64::from(header.frame_len),
+                    scan.max_timestamp,
+                    index_interval_bytes,
+                );
+                scan.max_timestamp = Some(
+                    scan.max_timestamp
+                        .map_or(header.max_timestamp_ms, |t| t.max(header.max_timestamp_ms)),
+                );
+                scan.last_offset = Some(header.last_offset);
+                scan.next_offset = header.next_offset();
+                scan.entry_count += 1;
+                position += u64::from(header.frame_len);
+                scan.valid_len = position;
+            }
+            Err(fault) => match mode {
+                ScanMode::Sealed => {
+                    let reason = if fault == FrameFault::PastEnd {
+                        CorruptReason::TruncatedSealedSegment
+                    } else {
+                        CorruptReason::FrameInSealedSegment(fault)
+                    };
+                    return Err(segment.corrupt(position, reason));
+                }
+                ScanMode::Tail => {
+                    if find_valid_frame_after(&mut window, segment, position, scan.last_offset)?
+                        .is_some()
+                    {
+                        return Err(
+                            segment.corrupt(position, CorruptReason::FrameBeforeValidData(fault))
+                        );
+                    }
+                    scan.torn_at = Some((position, fault));
+                    break;
+                }
+            },
+        }
+    }
+    Ok(scan)
+}
+
+/// Looks for any valid frame starting after `bad_position` whose offsets could follow
+/// `previous_last`: its existence turns a bad frame from a torn tail into mid-log damage.
+/// Every byte position is a candidate (the bad frame's length field cannot be trusted); a
+/// header sanity check filters candidates before the CRC.
+fn find_valid_frame_after(
+    window: &mut Window<'_>,
+    segment: &Segment,
+    bad_position: u64,
+    previous_last: Option<Offset>,
+) -> Result<Option<u64>, LogError> {
+    let end = window.end();
+    let mut position = bad_position + 1;
+    while position + FRAME_HEADER_LEN as u64 <= end {
+        let candidate = frame::peek(window.at(position, FRAME_HEADER_LEN)?);
+        if let Some(header) = candidate {
+            let plausible = position + u64::from(header.frame_len) <= end
+                && header.first_offset >= segment.base()
+                && previous_last.is_none_or(|prev| header.first_offset > prev);
+            if plausible && window.frame(position)?.is_ok() {
+                return Ok(Some(position));
+            }
+        }
+        position += 1;
+    }
+    Ok(None)
+}
