@@ -1,0 +1,160 @@
+//! The administrative group APIs: DeleteGroups (write), DescribeGroups and ListGroups (read).
+
+use crate::command::{DeleteGroups, DescribeGroups, ListGroups};
+use crate::group::GroupState;
+use crate::outcome::{Outcome, ReadOutcome};
+use crate::record::Record;
+use crate::reply::{DescribedGroup, DescribedMember, ErrorKind, ListedGroup, Reply};
+use crate::state::CoordinatorState;
+use bytes::Bytes;
+
+/// From v6 DescribeGroups reports an unknown group as GROUP_ID_NOT_FOUND (KIP-1043).
+const DESCRIBE_NOT_FOUND_MIN_VERSION: i16 = 6;
+/// Cohort implements the classic protocol only.
+const CLASSIC_GROUP_TYPE: &str = "classic";
+
+/// DeleteGroups v0–v2: only Empty groups; their offsets go with them.
+pub(crate) fn delete_groups(state: &CoordinatorState, c: &DeleteGroups) -> Outcome {
+    let mut records = Vec::new();
+    let mut results = Vec::with_capacity(c.group_ids.len());
+    for group_id in &c.group_ids {
+        let result = if group_id.as_str().len() > state.config.group_id_max_bytes {
+            Err(ErrorKind::InvalidGroupId)
+        } else {
+            match state.groups.get(group_id) {
+                None => Err(ErrorKind::GroupIdNotFound),
+                Some(entry) => {
+                    let group_state = entry.group.as_ref().map_or(GroupState::Empty, |g| g.state);
+                    if group_state != GroupState::Empty {
+                        Err(ErrorKind::NonEmptyGroup)
+                    } else {
+                        for (topic, partition, _) in entry.offsets.iter(&state.topics) {
+                            records.push(Record::OffsetCommit {
+                                group_id: group_id.clone(),
+                                topic: topic.into(),
+                                partition,
+                                value: None,
+                            });
+                        }
+                        if entry.group.is_some() {
+                            records.push(Record::GroupMetadata {
+                                group_id: group_id.clone(),
+                                value: None,
+                            });
+                        }
+                        Ok(())
+                    }
+                }
+            }
+        };
+        results.push((group_id.clone(), result));
+    }
+    Outcome {
+        records,
+        reply: Reply::DeleteGroups(results),
+        member_replies: Vec::new(),
+        timers: Vec::new(),
+    }
+}
+
+/// DescribeGroups v0–v6: members' metadata and assignment, and the selected protocol, only
+/// when Stable; an unknown group is Dead (no error before v6).
+pub(crate) fn describe_groups(state: &CoordinatorState, c: &DescribeGroups) -> ReadOutcome {
+    let groups = c
+        .group_ids
+        .iter()
+        .map(|group_id| {
+            let dead = |error| DescribedGroup {
+                group_id: group_id.clone(),
+                error,
+                state: GroupState::Dead,
+                protocol_type: String::new(),
+                protocol_data: String::new(),
+                members: Vec::new(),
+            };
+            if group_id.as_str().len() > state.config.group_id_max_bytes {
+                return dead(Some(ErrorKind::InvalidGroupId));
+            }
+            let Some(group) = state.classic_group(group_id) else {
+                return dead(
+                    (c.api_version.0 >= DESCRIBE_NOT_FOUND_MIN_VERSION)
+                        .then_some(ErrorKind::GroupIdNotFound),
+                );
+            };
+            let stable = group.state == GroupState::Stable;
+            let protocol = group.protocol_name.clone().unwrap_or_default();
+            DescribedGroup {
+                group_id: group_id.clone(),
+                error: None,
+                state: group.state,
+                protocol_type: group.protocol_type.clone().unwrap_or_default(),
+                protocol_data: if stable {
+                    protocol.clone()
+                } else {
+                    String::new()
+                },
+                members: group
+                    .members
+                    .iter()
+                    .map(|(id, m)| DescribedMember {
+                        member_id: id.clone(),
+                        group_instance_id: m.group_instance_id.clone(),
+                        client_id: m.client_id.clone(),
+                        client_host: m.client_host.clone(),
+                        metadata: if stable {
+                            m.metadata_for(&protocol).cloned().unwrap_or_default()
+                        } else {
+                            Bytes::new()
+                        },
+                        assignment: if stable {
+                            m.assignment.clone()
+                        } else {
+                            Bytes::new()
+                        },
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    ReadOutcome {
+        reply: Reply::DescribeGroups(groups),
+        timers: Vec::new(),
+    }
+}
+
+/// ListGroups v0–v5, with the v4 state filter and the v5 type filter (case-insensitive).
+pub(crate) fn list_groups(state: &CoordinatorState, c: &ListGroups) -> ReadOutcome {
+    let states: Vec<String> = c.states_filter.iter().map(|s| s.to_lowercase()).collect();
+    let types_match = c.types_filter.is_empty()
+        || c.types_filter
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
+    let groups = if !types_match {
+        Vec::new()
+    } else {
+        state
+            .groups
+            .iter()
+            .filter_map(|(group_id, entry)| {
+                let (group_state, protocol_type) = match &entry.group {
+                    Some(g) => (g.state, g.protocol_type.clone().unwrap_or_default()),
+                    None => (GroupState::Empty, String::new()),
+                };
+                let wanted = states.is_empty()
+                    || states
+                        .iter()
+                        .any(|s| s == &group_state.as_str().to_lowercase());
+                wanted.then(|| ListedGroup {
+                    group_id: group_id.clone(),
+                    protocol_type,
+                    state: group_state,
+                    group_type: CLASSIC_GROUP_TYPE,
+                })
+            })
+            .collect()
+    };
+    ReadOutcome {
+        reply: Reply::ListGroups(groups),
+        timers: Vec::new(),
+    }
+}

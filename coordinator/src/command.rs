@@ -1,0 +1,268 @@
+//! Commands: what the binary translates Kafka requests into.
+//!
+//! [`WriteCommand`]s change hard state: the leader stamps them (`now_ms`, and the `nonce` a
+//! JoinGroup may need to mint a member id), replicates them through Raft, and every replica
+//! applies them with `decide` then `replay`. [`ReadCommand`]s are answered by the leader
+//! alone from applied state and are never replicated. The split is in the types, so a read
+//! cannot be replicated by mistake nor a write answered without replication.
+
+use crate::ids::{
+    ApiVersion, Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset,
+    PartitionIndex, TimestampMs, TopicName,
+};
+use crate::outcome::TimerKey;
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// A command that mutates replicated state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WriteCommand {
+    JoinGroup(JoinGroup),
+    SyncGroup(SyncGroup),
+    LeaveGroup(LeaveGroup),
+    CommitOffsets(CommitOffsets),
+    DeleteOffsets(DeleteOffsets),
+    DeleteGroups(DeleteGroups),
+    /// A timer the leader armed (from a `TimerOp::Set`) has fired. `decide` re-checks it
+    /// against state: a stale or irrelevant firing is a no-op.
+    TimerFired {
+        key: TimerKey,
+        now_ms: TimestampMs,
+    },
+    /// KIP-211 offset retention: tombstone expired offsets, delete Empty groups left without
+    /// offsets. Same effect as `TimerFired { key: TimerKey::OffsetsRetention }`.
+    ExpireOffsets {
+        now_ms: TimestampMs,
+    },
+    /// Topics were deleted: drop every group's offsets for them (Kafka's
+    /// `onPartitionsDeleted`).
+    TopicsDeleted {
+        topics: Vec<TopicName>,
+        now_ms: TimestampMs,
+    },
+}
+
+impl WriteCommand {
+    /// The leader's time stamped on the command.
+    pub fn now_ms(&self) -> TimestampMs {
+        match self {
+            WriteCommand::JoinGroup(c) => c.now_ms,
+            WriteCommand::SyncGroup(c) => c.now_ms,
+            WriteCommand::LeaveGroup(c) => c.now_ms,
+            WriteCommand::CommitOffsets(c) => c.now_ms,
+            WriteCommand::DeleteOffsets(c) => c.now_ms,
+            WriteCommand::DeleteGroups(c) => c.now_ms,
+            WriteCommand::TimerFired { now_ms, .. }
+            | WriteCommand::ExpireOffsets { now_ms }
+            | WriteCommand::TopicsDeleted { now_ms, .. } => *now_ms,
+        }
+    }
+}
+
+/// A command answered from applied state by the leader alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadCommand {
+    Heartbeat(Heartbeat),
+    FetchOffsets(FetchOffsets),
+    DescribeGroups(DescribeGroups),
+    ListGroups(ListGroups),
+}
+
+/// One protocol a joining member supports (for consumers: an assignor name and the
+/// ConsumerProtocol subscription bytes), in the member's order of preference.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinProtocol {
+    pub name: String,
+    pub metadata: Bytes,
+}
+
+/// JoinGroup v0–v9.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JoinGroup {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    /// Randomness drawn by the leader, used to mint a member id (`<client id>-<uuid>`), so
+    /// that every replica mints the same one.
+    pub nonce: u128,
+    pub group_id: GroupId,
+    /// Empty for a member that does not have an id yet.
+    pub member_id: MemberId,
+    /// v5+ static membership.
+    pub group_instance_id: Option<GroupInstanceId>,
+    pub session_timeout_ms: i32,
+    /// v1+; the binary passes `session_timeout_ms` for v0, as Kafka does.
+    pub rebalance_timeout_ms: i32,
+    pub protocol_type: String,
+    pub protocols: Vec<JoinProtocol>,
+    /// From the request header.
+    pub client_id: String,
+    /// The client's address as the connection saw it (Kafka shows `/10.0.0.5`).
+    pub client_host: String,
+    /// v8+ reason, kept for logs only.
+    pub reason: Option<String>,
+}
+
+/// One member's assignment in the leader's SyncGroup.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncAssignment {
+    pub member_id: MemberId,
+    pub assignment: Bytes,
+}
+
+/// SyncGroup v0–v5.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncGroup {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub group_id: GroupId,
+    pub generation: Generation,
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+    /// v5+: checked against the group's.
+    pub protocol_type: Option<String>,
+    /// v5+: checked against the group's.
+    pub protocol_name: Option<String>,
+    /// Non-empty only from the leader.
+    pub assignments: Vec<SyncAssignment>,
+}
+
+/// Heartbeat v0–v4 (read-only: re-arms the member's session timer, writes nothing).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub group_id: GroupId,
+    pub generation: Generation,
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+}
+
+/// One member leaving (v3+ batches them; v0–v2 carry exactly one, with no instance id).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeavingMember {
+    /// Empty with an instance id: an admin removing a static member by instance id.
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+    /// v5+, kept for logs only.
+    pub reason: Option<String>,
+}
+
+/// LeaveGroup v0–v5.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaveGroup {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub group_id: GroupId,
+    pub members: Vec<LeavingMember>,
+}
+
+/// One partition of an OffsetCommit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitPartition {
+    pub partition: PartitionIndex,
+    pub offset: Offset,
+    /// v6+; −1 otherwise.
+    pub leader_epoch: LeaderEpoch,
+    /// Null on the wire is `None` and is stored as "".
+    pub metadata: Option<String>,
+    /// Whether the binary's topic catalog knows this topic and partition. `false` answers
+    /// UNKNOWN_TOPIC_OR_PARTITION and stores nothing, whatever the group checks say (Kafka
+    /// checks this in KafkaApis before the coordinator).
+    pub partition_known: bool,
+}
+
+/// One topic of an OffsetCommit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitTopic {
+    pub name: TopicName,
+    pub partitions: Vec<CommitPartition>,
+}
+
+/// OffsetCommit v2–v9.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitOffsets {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub group_id: GroupId,
+    /// −1 for admin / simple-consumer commits.
+    pub generation: Generation,
+    /// Empty for admin / simple-consumer commits.
+    pub member_id: MemberId,
+    /// v7+.
+    pub group_instance_id: Option<GroupInstanceId>,
+    /// v2–v4 `RetentionTimeMs`; −1 (the default) means "use the broker's retention".
+    pub retention_time_ms: i64,
+    pub topics: Vec<CommitTopic>,
+}
+
+/// One topic of an OffsetFetch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchTopic {
+    pub name: TopicName,
+    pub partitions: Vec<PartitionIndex>,
+}
+
+/// One group of an OffsetFetch (v8+ batches groups; earlier versions carry one).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchGroup {
+    pub group_id: GroupId,
+    /// `None`: every committed partition of the group (v2+).
+    pub topics: Option<Vec<FetchTopic>>,
+    /// v9 KIP-848 member fields; classic groups ignore them, as Kafka does.
+    pub member_id: Option<MemberId>,
+    pub member_epoch: i32,
+}
+
+/// OffsetFetch v1–v9.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchOffsets {
+    pub api_version: ApiVersion,
+    pub groups: Vec<FetchGroup>,
+    /// v7+ KIP-447. Parsed and carried; without transactional offset commits every offset
+    /// is stable, so it changes nothing.
+    pub require_stable: bool,
+}
+
+/// One topic of an OffsetDelete.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteTopic {
+    pub name: TopicName,
+    pub partitions: Vec<PartitionIndex>,
+    /// Whether the binary's topic catalog knows this topic; `false` answers
+    /// UNKNOWN_TOPIC_OR_PARTITION for each partition.
+    pub topic_known: bool,
+}
+
+/// OffsetDelete v0.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteOffsets {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub group_id: GroupId,
+    pub topics: Vec<DeleteTopic>,
+}
+
+/// DeleteGroups v0–v2.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeleteGroups {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub group_ids: Vec<GroupId>,
+}
+
+/// DescribeGroups v0–v6.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DescribeGroups {
+    pub api_version: ApiVersion,
+    pub group_ids: Vec<GroupId>,
+}
+
+/// ListGroups v0–v5.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListGroups {
+    pub api_version: ApiVersion,
+    /// v4+; empty = no filter; compared case-insensitively.
+    pub states_filter: Vec<String>,
+    /// v5+; empty = no filter; compared case-insensitively (`classic`, `consumer`).
+    pub types_filter: Vec<String>,
+}

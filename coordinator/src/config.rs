@@ -1,0 +1,76 @@
+//! Coordinator settings: Kafka's broker defaults for the semantics, plus Cohort's own limits
+//! (every input that ends up in replicated state has a bound and a named error).
+
+use serde::{Deserialize, Serialize};
+
+/// Every replica must run `decide` with the same `Config`, or replicas diverge: the binary
+/// builds it once from flags and hands the same value to every node of a cluster.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// `group.min.session.timeout.ms`: shorter sessions get INVALID_SESSION_TIMEOUT.
+    pub session_timeout_min_ms: i32,
+    /// `group.max.session.timeout.ms`: longer sessions get INVALID_SESSION_TIMEOUT.
+    pub session_timeout_max_ms: i32,
+    /// `group.initial.rebalance.delay.ms`: how long the first rebalance of an Empty group
+    /// waits for more members, re-armed per join up to the rebalance timeout.
+    pub initial_rebalance_delay_ms: i32,
+    /// `group.classic.new.member.join.timeout.ms` (internal in Kafka): a new member that never
+    /// completes its first join is dropped after this.
+    pub new_member_join_timeout_ms: i32,
+    /// `offsets.retention.minutes` in ms (KIP-211).
+    pub offsets_retention_ms: i64,
+    /// `offsets.retention.check.interval.ms`: how often the leader submits `ExpireOffsets`.
+    pub offsets_retention_check_interval_ms: i64,
+    /// `group.max.size`: members beyond it get GROUP_MAX_SIZE_REACHED.
+    pub group_max_size: i32,
+    /// `offset.metadata.max.bytes` (Kafka counts UTF-16 units; so do we).
+    pub offset_metadata_max_bytes: usize,
+
+    /// Hard cap on members per group whatever `group_max_size` says: a group is replicated as
+    /// one record, so its size bounds every membership command's cost.
+    pub members_max: usize,
+    /// Cap on members waiting to rejoin with their minted id (KIP-394); beyond it joins get
+    /// COORDINATOR_NOT_AVAILABLE, which clients retry after a backoff.
+    pub pending_members_max: usize,
+    /// Longest accepted group id, in bytes (INVALID_GROUP_ID beyond).
+    pub group_id_max_bytes: usize,
+    /// Longest accepted member id, instance id, client id, client host, protocol type or
+    /// protocol name, in bytes (INVALID_REQUEST beyond).
+    pub field_max_bytes: usize,
+    /// Most protocols one JoinGroup may offer.
+    pub protocols_max: usize,
+    /// Most bytes of protocol metadata (all protocols together) one member may send.
+    pub member_metadata_max_bytes: usize,
+    /// Most bytes of assignment the leader may give one member.
+    pub member_assignment_max_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            session_timeout_min_ms: 6_000,
+            session_timeout_max_ms: 1_800_000,
+            initial_rebalance_delay_ms: 3_000,
+            new_member_join_timeout_ms: 300_000,
+            offsets_retention_ms: 7 * 24 * 60 * 60 * 1000,
+            offsets_retention_check_interval_ms: 600_000,
+            group_max_size: i32::MAX,
+            offset_metadata_max_bytes: 4096,
+            members_max: 10_000,
+            pending_members_max: 1_000,
+            group_id_max_bytes: 1024,
+            field_max_bytes: 1024,
+            protocols_max: 64,
+            member_metadata_max_bytes: 256 * 1024,
+            member_assignment_max_bytes: 1024 * 1024,
+        }
+    }
+}
+
+impl Config {
+    /// The effective member cap: Kafka's `group.max.size` bounded by our hard cap.
+    pub(crate) fn max_members(&self) -> usize {
+        let kafka = usize::try_from(self.group_max_size).unwrap_or(0);
+        kafka.min(self.members_max)
+    }
+}

@@ -1,0 +1,99 @@
+//! KIP-211 offset retention (Kafka's `cleanupGroupMetadata`), run by `ExpireOffsets` or the
+//! `OffsetsRetention` timer every `offsets_retention_check_interval_ms`.
+//!
+//! Which offsets may expire, and counted from when (`ClassicGroup.offsetExpirationCondition`):
+//!
+//! | group                                        | expires `retention` after        |
+//! |----------------------------------------------|----------------------------------|
+//! | has a protocol type, Empty                   | the time it became Empty         |
+//! | `consumer`, Stable, subscriptions decodable  | the commit, for unsubscribed topics only |
+//! | simple (no protocol type)                    | the commit                       |
+//! | anything else                                | never                            |
+//!
+//! An offset committed with an explicit retention (OffsetCommit v2–v4) expires at its own
+//! expire timestamp instead. An Empty group left with no offset is deleted.
+
+use crate::group::{ClassicGroup, GroupState};
+use crate::ids::TimestampMs;
+use crate::offsets::index::OffsetCommitValue;
+use crate::outcome::{Outcome, TimerKey, TimerOp};
+use crate::record::Record;
+use crate::reply::Reply;
+use crate::state::CoordinatorState;
+
+/// The instant retention counts from, for one offset of this group; `None`: never expires.
+fn base_timestamp(group: &ClassicGroup, value: &OffsetCommitValue) -> Option<TimestampMs> {
+    match &group.protocol_type {
+        None => Some(value.commit_timestamp),
+        Some(_) if group.state == GroupState::Empty => Some(group.state_timestamp),
+        Some(_) if group.state == GroupState::Stable && group.uses_consumer_protocol() => {
+            Some(value.commit_timestamp)
+        }
+        Some(_) => None,
+    }
+}
+
+fn may_expire(group: &ClassicGroup, subscriptions_known: bool) -> bool {
+    match &group.protocol_type {
+        None => true,
+        Some(_) if group.state == GroupState::Empty => true,
+        Some(_) => {
+            group.state == GroupState::Stable
+                && group.uses_consumer_protocol()
+                && subscriptions_known
+        }
+    }
+}
+
+pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
+    let retention_ms = state.config.offsets_retention_ms;
+    let mut records = Vec::new();
+    for (group_id, entry) in &state.groups {
+        let simple;
+        let group: &ClassicGroup = match &entry.group {
+            Some(g) => g,
+            None => {
+                simple = ClassicGroup::new(TimestampMs(0));
+                &simple
+            }
+        };
+        let subscribed = group.subscribed_topics();
+        if !may_expire(group, subscribed.is_some()) {
+            continue;
+        }
+        let mut all_expired = true;
+        for (topic, partition, value) in entry.offsets.iter(&state.topics) {
+            let expired = !group.is_subscribed_to(topic, subscribed.as_ref())
+                && match value.expire_timestamp {
+                    Some(expire) => now >= expire,
+                    None => base_timestamp(group, &value)
+                        .is_some_and(|base| now.0.saturating_sub(base.0) >= retention_ms),
+                };
+            if expired {
+                records.push(Record::OffsetCommit {
+                    group_id: group_id.clone(),
+                    topic: topic.into(),
+                    partition,
+                    value: None,
+                });
+            } else {
+                all_expired = false;
+            }
+        }
+        if all_expired && group.state == GroupState::Empty && entry.group.is_some() {
+            records.push(Record::GroupMetadata {
+                group_id: group_id.clone(),
+                value: None,
+            });
+        }
+    }
+    Outcome {
+        records,
+        reply: Reply::Done,
+        member_replies: Vec::new(),
+        timers: vec![TimerOp::Set {
+            key: TimerKey::OffsetsRetention,
+            at_ms: now.plus_ms(state.config.offsets_retention_check_interval_ms),
+        }],
+    }
+}

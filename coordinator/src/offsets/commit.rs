@@ -1,0 +1,116 @@
+//! OffsetCommit v2–v9 with Kafka's validation order (`OffsetMetadataManager.validateOffsetCommit`
+//! then `ClassicGroup.validateOffsetCommit`):
+//!
+//! 1. no such group: generation < 0 creates a simple group and accepts; otherwise
+//!    GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION below;
+//! 2. generation < 0 on an Empty group: accepted (admin tools, simple consumers);
+//! 3. a generation, member id or instance id: the member must be valid (UNKNOWN_MEMBER_ID,
+//!    FENCED_INSTANCE_ID) and the generation current (ILLEGAL_GENERATION);
+//! 4. neither, on a non-Empty group: UNKNOWN_MEMBER_ID;
+//! 5. CompletingRebalance: REBALANCE_IN_PROGRESS;
+//! 6. accepted in Stable and PreparingRebalance, where it also refreshes the member's session.
+//!
+//! Per partition: an unknown topic or partition (checked by the binary, before the group, as
+//! KafkaApis does) is UNKNOWN_TOPIC_OR_PARTITION; otherwise the group's error if any; then
+//! metadata over `offset.metadata.max.bytes` is OFFSET_METADATA_TOO_LARGE.
+
+use crate::command::CommitOffsets;
+use crate::group::GroupState;
+use crate::ids::MemberId;
+use crate::membership::Effects;
+use crate::offsets::index::OffsetCommitValue;
+use crate::outcome::Outcome;
+use crate::record::Record;
+use crate::reply::{CommitResponse, ErrorKind, Reply};
+use crate::state::CoordinatorState;
+
+/// From v9 a commit to an unknown group says so.
+const GROUP_ID_NOT_FOUND_MIN_VERSION: i16 = 9;
+
+/// What the group check decided: the member whose session the commit refreshes, if any.
+fn validate(state: &CoordinatorState, c: &CommitOffsets) -> Result<Option<MemberId>, ErrorKind> {
+    if c.group_id.as_str().len() > state.config.group_id_max_bytes {
+        return Err(ErrorKind::InvalidGroupId);
+    }
+    let Some(group) = state.classic_group(&c.group_id) else {
+        if c.generation.0 < 0 {
+            return Ok(None);
+        }
+        return Err(if c.api_version.0 >= GROUP_ID_NOT_FOUND_MIN_VERSION {
+            ErrorKind::GroupIdNotFound
+        } else {
+            ErrorKind::IllegalGeneration
+        });
+    };
+    if c.generation.0 < 0 && group.state == GroupState::Empty {
+        return Ok(None);
+    }
+    if c.generation.0 >= 0 || !c.member_id.is_empty() || c.group_instance_id.is_some() {
+        group.validate_member(&c.member_id, c.group_instance_id.as_ref())?;
+        if c.generation != group.generation {
+            return Err(ErrorKind::IllegalGeneration);
+        }
+    } else if group.state != GroupState::Empty {
+        return Err(ErrorKind::UnknownMemberId);
+    }
+    match group.state {
+        GroupState::CompletingRebalance => Err(ErrorKind::RebalanceInProgress),
+        GroupState::Stable | GroupState::PreparingRebalance => Ok(Some(c.member_id.clone())),
+        GroupState::Empty | GroupState::Dead => Ok(None),
+    }
+}
+
+/// UTF-16 units, as Java's `String.length()` counts them for `offset.metadata.max.bytes`.
+fn metadata_len(metadata: &str) -> usize {
+    metadata.encode_utf16().count()
+}
+
+pub(crate) fn decide(state: &CoordinatorState, c: &CommitOffsets) -> Outcome {
+    let config = &state.config;
+    let group_check = validate(state, c);
+    let mut fx = Effects::new(&c.group_id, c.now_ms, config);
+    if let Ok(Some(member_id)) = &group_check {
+        let session = state
+            .group(&c.group_id)
+            .and_then(|g| g.members.get(member_id))
+            .map(|m| m.session_timeout_ms);
+        if let Some(session) = session {
+            fx.set_heartbeat(member_id, session);
+        }
+    }
+    let expire_timestamp =
+        (c.retention_time_ms != -1).then(|| c.now_ms.plus_ms(c.retention_time_ms));
+
+    let mut records = Vec::new();
+    let mut topics = Vec::with_capacity(c.topics.len());
+    for topic in &c.topics {
+        let mut partitions = Vec::with_capacity(topic.partitions.len());
+        for p in &topic.partitions {
+            let metadata = p.metadata.as_deref().unwrap_or("");
+            let error = if !p.partition_known {
+                Some(ErrorKind::UnknownTopicOrPartition)
+            } else if let Err(error) = &group_check {
+                Some(*error)
+            } else if metadata_len(metadata) > config.offset_metadata_max_bytes {
+                Some(ErrorKind::OffsetMetadataTooLarge)
+            } else {
+                records.push(Record::OffsetCommit {
+                    group_id: c.group_id.clone(),
+                    topic: topic.name.clone(),
+                    partition: p.partition,
+                    value: Some(OffsetCommitValue {
+                        offset: p.offset,
+                        leader_epoch: p.leader_epoch,
+                        metadata: metadata.to_owned(),
+                        commit_timestamp: c.now_ms,
+                        expire_timestamp,
+                    }),
+                });
+                None
+            };
+            partitions.push((p.partition, error));
+        }
+        topics.push((topic.name.clone(), partitions));
+    }
+    fx.finish_with_records(records, Reply::Commit(CommitResponse { topics }))
+}

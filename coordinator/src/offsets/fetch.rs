@@ -1,0 +1,86 @@
+//! OffsetFetch v1–v9: read-only, from applied state. An unknown group is not an error:
+//! requested partitions come back with offset −1, an all-topics request with nothing.
+
+use crate::command::FetchOffsets;
+use crate::ids::{LeaderEpoch, Offset};
+use crate::outcome::ReadOutcome;
+use crate::reply::{ErrorKind, FetchResponse, FetchedGroup, FetchedPartition, FetchedTopic, Reply};
+use crate::state::CoordinatorState;
+
+pub(crate) fn read(state: &CoordinatorState, c: &FetchOffsets) -> ReadOutcome {
+    let groups = c
+        .groups
+        .iter()
+        .map(|request| {
+            if request.group_id.as_str().len() > state.config.group_id_max_bytes {
+                return FetchedGroup {
+                    group_id: request.group_id.clone(),
+                    error: Some(ErrorKind::InvalidGroupId),
+                    topics: Vec::new(),
+                };
+            }
+            let offsets = state.group_offsets(&request.group_id);
+            let topics = match &request.topics {
+                None => offsets
+                    .map(|o| {
+                        o.topic_names(&state.topics)
+                            .into_iter()
+                            .map(|name| FetchedTopic {
+                                partitions: o
+                                    .topic_iter(&state.topics, name.as_str())
+                                    .map(|(partition, v)| FetchedPartition {
+                                        partition,
+                                        offset: v.offset,
+                                        leader_epoch: v.leader_epoch,
+                                        metadata: v.metadata,
+                                        error: None,
+                                    })
+                                    .collect(),
+                                name,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                Some(topics) => topics
+                    .iter()
+                    .map(|t| FetchedTopic {
+                        name: t.name.clone(),
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|&partition| {
+                                match offsets
+                                    .and_then(|o| o.get(&state.topics, t.name.as_str(), partition))
+                                {
+                                    Some(v) => FetchedPartition {
+                                        partition,
+                                        offset: v.offset,
+                                        leader_epoch: v.leader_epoch,
+                                        metadata: v.metadata,
+                                        error: None,
+                                    },
+                                    None => FetchedPartition {
+                                        partition,
+                                        offset: Offset::NONE,
+                                        leader_epoch: LeaderEpoch::NONE,
+                                        metadata: String::new(),
+                                        error: None,
+                                    },
+                                }
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            };
+            FetchedGroup {
+                group_id: request.group_id.clone(),
+                error: None,
+                topics,
+            }
+        })
+        .collect();
+    ReadOutcome {
+        reply: Reply::Fetch(FetchResponse { groups }),
+        timers: Vec::new(),
+    }
+}

@@ -1,0 +1,6 @@
+//! Committed offsets: the index, and OffsetCommit / OffsetFetch / OffsetDelete.
+
+pub(crate) mod commit;
+pub(crate) mod delete;
+pub(crate) mod fetch;
+pub mod index;

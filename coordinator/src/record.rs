@@ -1,0 +1,92 @@
+//! Records: the only way state changes, and what the log, compaction and snapshots hold.
+//!
+//! Keys carry an explicit type tag, values a version; an empty value is a tombstone. A group
+//! record holds the whole group, so the latest record per key is the state: compacting the
+//! log to the latest record per key and replaying it rebuilds exactly the same state.
+
+use crate::codec::{self, DecodeError};
+use crate::group::ClassicGroup;
+use crate::ids::{GroupId, PartitionIndex, TopicName};
+use crate::offsets::index::OffsetCommitValue;
+
+/// A record's key, what compaction keeps the latest value of.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RecordKey {
+    OffsetCommit {
+        group_id: GroupId,
+        topic: TopicName,
+        partition: PartitionIndex,
+    },
+    GroupMetadata {
+        group_id: GroupId,
+    },
+}
+
+/// One change to the coordinator's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A committed offset, or its removal (`value: None`).
+    OffsetCommit {
+        group_id: GroupId,
+        topic: TopicName,
+        partition: PartitionIndex,
+        value: Option<OffsetCommitValue>,
+    },
+    /// A group's whole state, or the group's deletion (`value: None`).
+    GroupMetadata {
+        group_id: GroupId,
+        value: Option<Box<ClassicGroup>>,
+    },
+}
+
+impl Record {
+    pub fn key(&self) -> RecordKey {
+        match self {
+            Record::OffsetCommit {
+                group_id,
+                topic,
+                partition,
+                ..
+            } => RecordKey::OffsetCommit {
+                group_id: group_id.clone(),
+                topic: topic.clone(),
+                partition: *partition,
+            },
+            Record::GroupMetadata { group_id, .. } => RecordKey::GroupMetadata {
+                group_id: group_id.clone(),
+            },
+        }
+    }
+
+    pub fn is_tombstone(&self) -> bool {
+        match self {
+            Record::OffsetCommit { value, .. } => value.is_none(),
+            Record::GroupMetadata { value, .. } => value.is_none(),
+        }
+    }
+
+    /// The key's bytes: a 2-byte type tag, then the key fields.
+    pub fn encode_key(&self) -> Vec<u8> {
+        codec::encode_key(&self.key())
+    }
+
+    /// The value's bytes: a 2-byte version, then the fields; empty for a tombstone.
+    pub fn encode_value(&self) -> Vec<u8> {
+        codec::encode_value(self)
+    }
+
+    /// Decodes a record from its key and value bytes. Never panics; garbage is an error.
+    pub fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
+        codec::decode(key, value)
+    }
+}
+
+impl RecordKey {
+    pub fn encode(&self) -> Vec<u8> {
+        codec::encode_key(self)
+    }
+
+    pub fn decode(key: &[u8]) -> Result<RecordKey, DecodeError> {
+        codec::decode_key(key)
+    }
+}

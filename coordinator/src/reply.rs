@@ -1,0 +1,241 @@
+//! Replies: domain answers, not Kafka wire types. The binary maps [`ErrorKind`] to Kafka error
+//! codes in its one table (the Kafka name is on each variant) and fills wire fields the domain
+//! does not own (throttle time, authorized operations...).
+
+use crate::group::GroupState;
+use crate::ids::{Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset};
+use crate::ids::{PartitionIndex, TopicName};
+use crate::outcome::ParkedKind;
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+/// Every error the coordinator answers with. Each maps to exactly one Kafka error code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ErrorKind {
+    /// COORDINATOR_NOT_AVAILABLE (15): retriable; also our answer when a group's pending-member
+    /// limit is reached or a minted member id collides.
+    CoordinatorNotAvailable,
+    /// ILLEGAL_GENERATION (22)
+    IllegalGeneration,
+    /// INCONSISTENT_GROUP_PROTOCOL (23)
+    InconsistentGroupProtocol,
+    /// INVALID_GROUP_ID (24)
+    InvalidGroupId,
+    /// UNKNOWN_MEMBER_ID (25)
+    UnknownMemberId,
+    /// INVALID_SESSION_TIMEOUT (26)
+    InvalidSessionTimeout,
+    /// REBALANCE_IN_PROGRESS (27)
+    RebalanceInProgress,
+    /// OFFSET_METADATA_TOO_LARGE (12)
+    OffsetMetadataTooLarge,
+    /// UNKNOWN_TOPIC_OR_PARTITION (3)
+    UnknownTopicOrPartition,
+    /// INVALID_REQUEST (42): an input over one of Cohort's limits.
+    InvalidRequest,
+    /// NON_EMPTY_GROUP (68)
+    NonEmptyGroup,
+    /// GROUP_ID_NOT_FOUND (69)
+    GroupIdNotFound,
+    /// MEMBER_ID_REQUIRED (79): the JoinGroup reply carries the minted member id.
+    MemberIdRequired,
+    /// FENCED_INSTANCE_ID (82)
+    FencedInstanceId,
+    /// GROUP_MAX_SIZE_REACHED (81)
+    GroupMaxSizeReached,
+    /// GROUP_SUBSCRIBED_TO_TOPIC (86)
+    GroupSubscribedToTopic,
+}
+
+/// The answer to a request, or to a parked request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reply {
+    /// The request waits; its answer will be a member reply for `(group, member, kind)`.
+    Parked {
+        group_id: GroupId,
+        member_id: MemberId,
+        kind: ParkedKind,
+    },
+    Join(JoinResponse),
+    Sync(SyncResponse),
+    Heartbeat(Result<(), ErrorKind>),
+    Leave(LeaveResponse),
+    Commit(CommitResponse),
+    Fetch(FetchResponse),
+    DeleteOffsets(DeleteOffsetsResponse),
+    DeleteGroups(Vec<(GroupId, Result<(), ErrorKind>)>),
+    DescribeGroups(Vec<DescribedGroup>),
+    ListGroups(Vec<ListedGroup>),
+    /// For commands no client waits on (timers, expiry).
+    Done,
+}
+
+/// A member as the group leader sees it in its JoinGroup response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinResponseMember {
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+    /// The member's metadata for the selected protocol.
+    pub metadata: Bytes,
+}
+
+/// JoinGroup response. On error only `error` and `member_id` are meaningful (the minted id
+/// for MEMBER_ID_REQUIRED, the request's or "" otherwise, as Kafka answers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JoinResponse {
+    pub error: Option<ErrorKind>,
+    pub generation: Generation,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    /// The leader's member id; "" when none.
+    pub leader: MemberId,
+    pub member_id: MemberId,
+    /// Non-empty only for the leader.
+    pub members: Vec<JoinResponseMember>,
+    /// v9: the leader of a Stable group that a static member rejoined need not assign.
+    pub skip_assignment: bool,
+}
+
+impl JoinResponse {
+    pub(crate) fn error(error: ErrorKind, member_id: MemberId) -> JoinResponse {
+        JoinResponse {
+            error: Some(error),
+            generation: Generation::NONE,
+            protocol_type: None,
+            protocol_name: None,
+            leader: MemberId::default(),
+            member_id,
+            members: Vec::new(),
+            skip_assignment: false,
+        }
+    }
+}
+
+/// SyncGroup response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyncResponse {
+    pub error: Option<ErrorKind>,
+    pub protocol_type: Option<String>,
+    pub protocol_name: Option<String>,
+    pub assignment: Bytes,
+}
+
+impl SyncResponse {
+    pub(crate) fn error(error: ErrorKind) -> SyncResponse {
+        SyncResponse {
+            error: Some(error),
+            protocol_type: None,
+            protocol_name: None,
+            assignment: Bytes::new(),
+        }
+    }
+}
+
+/// LeaveGroup response. For v0–v2 (one member, no per-member array) the binary answers
+/// [`LeaveResponse::single_error`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaveResponse {
+    pub error: Option<ErrorKind>,
+    pub members: Vec<LeaveMemberResult>,
+}
+
+impl LeaveResponse {
+    /// The top-level error for v0–v2: the group error, else the only member's error.
+    pub fn single_error(&self) -> Option<ErrorKind> {
+        self.error
+            .or_else(|| self.members.first().and_then(|m| m.error))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaveMemberResult {
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+    pub error: Option<ErrorKind>,
+}
+
+/// Per-partition outcomes of one topic.
+pub type PartitionResults = Vec<(PartitionIndex, Option<ErrorKind>)>;
+/// Per-topic outcomes, in request order.
+pub type TopicResults = Vec<(TopicName, PartitionResults)>;
+
+/// OffsetCommit response: OffsetCommit has no top-level error, group errors are repeated in
+/// every partition, as Kafka does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommitResponse {
+    pub topics: TopicResults,
+}
+
+/// One partition of an OffsetFetch answer. Without a committed offset: offset −1,
+/// leader epoch −1, metadata "".
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchedPartition {
+    pub partition: PartitionIndex,
+    pub offset: Offset,
+    pub leader_epoch: LeaderEpoch,
+    pub metadata: String,
+    pub error: Option<ErrorKind>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchedTopic {
+    pub name: TopicName,
+    pub partitions: Vec<FetchedPartition>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchedGroup {
+    pub group_id: GroupId,
+    pub error: Option<ErrorKind>,
+    pub topics: Vec<FetchedTopic>,
+}
+
+/// OffsetFetch response: one entry per requested group (v0–v7 have exactly one; the binary
+/// puts its error at top level).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchResponse {
+    pub groups: Vec<FetchedGroup>,
+}
+
+/// OffsetDelete response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeleteOffsetsResponse {
+    pub error: Option<ErrorKind>,
+    pub topics: TopicResults,
+}
+
+/// A member in DescribeGroups. Metadata and assignment are filled only when the group is
+/// Stable, as Kafka does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DescribedMember {
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+    pub client_id: String,
+    pub client_host: String,
+    pub metadata: Bytes,
+    pub assignment: Bytes,
+}
+
+/// One group in DescribeGroups. An unknown group is `Dead` with empty fields and no error up
+/// to v5, GROUP_ID_NOT_FOUND from v6.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DescribedGroup {
+    pub group_id: GroupId,
+    pub error: Option<ErrorKind>,
+    pub state: GroupState,
+    pub protocol_type: String,
+    /// The selected protocol, only when Stable.
+    pub protocol_data: String,
+    pub members: Vec<DescribedMember>,
+}
+
+/// One group in ListGroups.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListedGroup {
+    pub group_id: GroupId,
+    /// "" for simple (offset-only) groups.
+    pub protocol_type: String,
+    pub state: GroupState,
+    /// Always "classic": Cohort implements the classic protocol only.
+    pub group_type: &'static str,
+}

@@ -1,0 +1,256 @@
+//! The coordinator's state: groups and their offsets. `replay` is its only mutator.
+
+use crate::command::{ReadCommand, WriteCommand};
+use crate::config::Config;
+use crate::group::{ClassicGroup, GroupState};
+use crate::ids::{GroupId, PartitionIndex, TimestampMs};
+use crate::offsets::index::{GroupOffsets, OffsetCommitValue, TopicInterner};
+use crate::outcome::{Outcome, ReadOutcome, TimerKey, TimerOp};
+use crate::record::Record;
+use crate::{admin, expiry, membership, offsets};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// One group: its membership state (absent for a simple, offset-only group) and its offsets.
+/// An entry exists while either is present.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupEntry {
+    pub(crate) group: Option<Box<ClassicGroup>>,
+    pub(crate) offsets: GroupOffsets,
+}
+
+/// The whole coordinator state of one shard.
+///
+/// ```text
+///   WriteCommand ──decide(&self)──▶ Outcome { records, reply, member_replies, timers }
+///                                       │
+///        state.replay(&record) ◀────────┘   (every replica, in order)
+///
+///   ReadCommand ──read(&self)──▶ ReadOutcome { reply, timers }   (leader only)
+/// ```
+#[derive(Clone, Debug)]
+pub struct CoordinatorState {
+    pub(crate) config: Config,
+    pub(crate) groups: BTreeMap<GroupId, GroupEntry>,
+    pub(crate) topics: TopicInterner,
+}
+
+impl CoordinatorState {
+    pub fn new(config: Config) -> CoordinatorState {
+        CoordinatorState {
+            config,
+            groups: BTreeMap::new(),
+            topics: TopicInterner::default(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Decides what a write command does. Pure: the state changes only when the runtime
+    /// replays `outcome.records`.
+    pub fn decide(&self, command: &WriteCommand) -> Outcome {
+        match command {
+            WriteCommand::JoinGroup(c) => membership::join::decide(self, c),
+            WriteCommand::SyncGroup(c) => membership::sync::decide(self, c),
+            WriteCommand::LeaveGroup(c) => membership::leave::decide(self, c),
+            WriteCommand::CommitOffsets(c) => offsets::commit::decide(self, c),
+            WriteCommand::DeleteOffsets(c) => offsets::delete::decide(self, c),
+            WriteCommand::DeleteGroups(c) => admin::delete_groups(self, c),
+            WriteCommand::TimerFired { key, now_ms } => match key {
+                TimerKey::OffsetsRetention => expiry::decide(self, *now_ms),
+                _ => membership::timers::decide(self, key, *now_ms),
+            },
+            WriteCommand::ExpireOffsets { now_ms } => expiry::decide(self, *now_ms),
+            WriteCommand::TopicsDeleted { topics, .. } => {
+                offsets::delete::topics_deleted(self, topics)
+            }
+        }
+    }
+
+    /// `decide` then `replay` of every record: how every replica applies a command.
+    pub fn apply(&mut self, command: &WriteCommand) -> Outcome {
+        let outcome = self.decide(command);
+        for record in &outcome.records {
+            self.replay(record);
+        }
+        outcome
+    }
+
+    /// Answers a read-only command from applied state.
+    pub fn read(&self, command: &ReadCommand) -> ReadOutcome {
+        match command {
+            ReadCommand::Heartbeat(c) => membership::heartbeat::read(self, c),
+            ReadCommand::FetchOffsets(c) => offsets::fetch::read(self, c),
+            ReadCommand::DescribeGroups(c) => admin::describe_groups(self, c),
+            ReadCommand::ListGroups(c) => admin::list_groups(self, c),
+        }
+    }
+
+    /// Applies one record. Records come from `decide` or from the log (possibly compacted);
+    /// any record, even one inconsistent with the state, is applied without panicking.
+    pub fn replay(&mut self, record: &Record) {
+        match record {
+            Record::OffsetCommit {
+                group_id,
+                topic,
+                partition,
+                value: Some(value),
+            } => {
+                let entry = self.groups.entry(group_id.clone()).or_default();
+                entry
+                    .offsets
+                    .put(&mut self.topics, topic.as_str(), *partition, value);
+            }
+            Record::OffsetCommit {
+                group_id,
+                topic,
+                partition,
+                value: None,
+            } => {
+                if let Some(entry) = self.groups.get_mut(group_id) {
+                    entry
+                        .offsets
+                        .remove(&mut self.topics, topic.as_str(), *partition);
+                    if entry.group.is_none() && entry.offsets.is_empty() {
+                        self.groups.remove(group_id);
+                    }
+                }
+            }
+            Record::GroupMetadata {
+                group_id,
+                value: Some(group),
+            } => {
+                self.groups.entry(group_id.clone()).or_default().group = Some(group.clone());
+            }
+            Record::GroupMetadata {
+                group_id,
+                value: None,
+            } => {
+                if let Some(entry) = self.groups.get_mut(group_id) {
+                    entry.group = None;
+                    if entry.offsets.is_empty() {
+                        self.groups.remove(group_id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The live records (the latest non-tombstone record per key), from which a snapshot is
+    /// built: replaying them into a fresh state gives a state equal to this one.
+    pub fn snapshot_records(&self) -> impl Iterator<Item = Record> + '_ {
+        self.groups.iter().flat_map(move |(group_id, entry)| {
+            let group = entry.group.as_ref().map(|g| Record::GroupMetadata {
+                group_id: group_id.clone(),
+                value: Some(g.clone()),
+            });
+            let offsets = entry
+                .offsets
+                .iter(&self.topics)
+                .map(move |(topic, partition, value)| Record::OffsetCommit {
+                    group_id: group_id.clone(),
+                    topic: topic.into(),
+                    partition,
+                    value: Some(value),
+                });
+            group.into_iter().chain(offsets)
+        })
+    }
+
+    /// Every timer the state implies, for a leader that just took over (or started): join
+    /// and sync deadlines as recorded, member sessions restarted from `now_ms` (as Kafka does
+    /// after a coordinator move), and the periodic offset expiry.
+    pub fn timers_to_arm(&self, now_ms: TimestampMs) -> Vec<TimerOp> {
+        let mut timers = Vec::new();
+        for (group_id, entry) in &self.groups {
+            let Some(group) = &entry.group else { continue };
+            membership::timers::arm_all(group_id, group, now_ms, &self.config, &mut timers);
+        }
+        timers.push(TimerOp::Set {
+            key: TimerKey::OffsetsRetention,
+            at_ms: now_ms.plus_ms(self.config.offsets_retention_check_interval_ms),
+        });
+        timers
+    }
+
+    /// A group as the membership logic sees it: its recorded state, or, for a simple group
+    /// (offsets only), an Empty group with no protocol type, as Kafka materialises one.
+    pub(crate) fn classic_group(&self, group_id: &GroupId) -> Option<Cow<'_, ClassicGroup>> {
+        let entry = self.groups.get(group_id)?;
+        match &entry.group {
+            Some(group) => Some(Cow::Borrowed(group)),
+            None => Some(Cow::Owned(ClassicGroup::new(TimestampMs(0)))),
+        }
+    }
+
+    pub(crate) fn group_offsets(&self, group_id: &GroupId) -> Option<&GroupOffsets> {
+        self.groups.get(group_id).map(|e| &e.offsets)
+    }
+
+    /// The committed offset of one partition.
+    pub fn committed_offset(
+        &self,
+        group_id: &GroupId,
+        topic: &str,
+        partition: PartitionIndex,
+    ) -> Option<OffsetCommitValue> {
+        self.group_offsets(group_id)?
+            .get(&self.topics, topic, partition)
+    }
+
+    /// A group's recorded state, if it has one (simple groups have none).
+    pub fn group(&self, group_id: &GroupId) -> Option<&ClassicGroup> {
+        self.groups.get(group_id)?.group.as_deref()
+    }
+
+    /// Number of groups, simple ones included.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Number of committed (group, topic, partition) offsets.
+    pub fn offset_count(&self) -> usize {
+        self.groups.values().map(|e| e.offsets.len()).sum()
+    }
+
+    /// Every group's state, for lag reporting and tests: (group, state, protocol type).
+    pub fn group_states(&self) -> impl Iterator<Item = (&GroupId, GroupState)> + '_ {
+        self.groups
+            .iter()
+            .map(|(id, e)| (id, e.group.as_ref().map_or(GroupState::Empty, |g| g.state)))
+    }
+
+    /// A form that does not depend on interning order, for equality.
+    fn canonical(&self) -> BTreeMap<&GroupId, CanonicalGroup<'_>> {
+        self.groups
+            .iter()
+            .map(|(id, e)| {
+                let offsets = e
+                    .offsets
+                    .iter(&self.topics)
+                    .map(|(t, p, v)| ((t.to_owned(), p), v))
+                    .collect();
+                (id, (e.group.as_deref(), offsets))
+            })
+            .collect()
+    }
+}
+
+type CanonicalGroup<'a> = (
+    Option<&'a ClassicGroup>,
+    BTreeMap<(String, PartitionIndex), OffsetCommitValue>,
+);
+
+/// Two states are equal when they hold the same groups and offsets under the same config,
+/// whatever order the topic names were interned in.
+impl PartialEq for CoordinatorState {
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+            && self.groups.len() == other.groups.len()
+            && self.canonical() == other.canonical()
+    }
+}
+
+impl Eq for CoordinatorState {}
