@@ -39,7 +39,10 @@ fn list(h: &mut Harness, states: &[&str], types: &[&str]) -> Vec<(String, GroupS
         types_filter: types.iter().map(|s| (*s).to_owned()).collect(),
     }));
     match out.reply {
-        Reply::ListGroups(r) => r.into_iter().map(|g| (g.group_id.into_string(), g.state)).collect(),
+        Reply::ListGroups(r) => r
+            .into_iter()
+            .map(|g| (g.group_id.into_string(), g.state))
+            .collect(),
         other => panic!("{other:?}"),
     }
 }
@@ -87,7 +90,10 @@ fn describe_a_stable_group_shows_protocol_metadata_and_assignments() {
         assert_eq!(m.client_id, "client");
         assert_eq!(m.client_host, "/127.0.0.1");
         assert_eq!(m.metadata, subscription(&[TOPIC]));
-        assert_eq!(m.assignment.as_ref(), format!("assignment-of-{}", m.member_id).as_bytes());
+        assert_eq!(
+            m.assignment.as_ref(),
+            format!("assignment-of-{}", m.member_id).as_bytes()
+        );
         assert!(members.contains(&m.member_id.as_str().to_owned()));
     }
 }
@@ -101,14 +107,20 @@ fn describe_a_rebalancing_group_lists_members_without_metadata() {
     assert_eq!(d.state, GroupState::PreparingRebalance);
     assert_eq!(d.protocol_data, "");
     assert_eq!(d.members.len(), 2);
-    assert!(d.members.iter().all(|m| m.metadata.is_empty() && m.assignment.is_empty()));
+    assert!(d
+        .members
+        .iter()
+        .all(|m| m.metadata.is_empty() && m.assignment.is_empty()));
 }
 
 #[test]
 fn describe_an_unknown_group_is_dead_without_error_up_to_v5_and_not_found_from_v6() {
     let mut h = Harness::new();
     let d = describe(&mut h, 5, "nope");
-    assert_eq!((d.state, d.error, d.protocol_type.as_str()), (GroupState::Dead, None, ""));
+    assert_eq!(
+        (d.state, d.error, d.protocol_type.as_str()),
+        (GroupState::Dead, None, "")
+    );
     let d = describe(&mut h, 6, "nope");
     assert_eq!(d.error, Some(ErrorKind::GroupIdNotFound));
 }
@@ -118,7 +130,10 @@ fn describe_shows_static_members_instance_ids() {
     let mut h = Harness::new();
     h.join(JoinReq::new("").instance("i-1"));
     let d = describe(&mut h, 5, GROUP);
-    assert_eq!(d.members[0].group_instance_id, Some(GroupInstanceId::from("i-1")));
+    assert_eq!(
+        d.members[0].group_instance_id,
+        Some(GroupInstanceId::from("i-1"))
+    );
 }
 
 #[test]
@@ -127,8 +142,14 @@ fn list_groups_filters_by_state_and_type_case_insensitively() {
     h.stable_group(1);
     h.commit_with(CommitReq::admin().group("simple").offset(0, 1));
     assert_eq!(list(&mut h, &[], &[]).len(), 2);
-    assert_eq!(list(&mut h, &["stable"], &[]), vec![(GROUP.to_owned(), GroupState::Stable)]);
-    assert_eq!(list(&mut h, &["EMPTY"], &[]), vec![("simple".to_owned(), GroupState::Empty)]);
+    assert_eq!(
+        list(&mut h, &["stable"], &[]),
+        vec![(GROUP.to_owned(), GroupState::Stable)]
+    );
+    assert_eq!(
+        list(&mut h, &["EMPTY"], &[]),
+        vec![("simple".to_owned(), GroupState::Empty)]
+    );
     assert_eq!(list(&mut h, &[], &["Classic"]).len(), 2);
     assert!(list(&mut h, &[], &["consumer"]).is_empty());
 }
@@ -151,7 +172,11 @@ fn offsets_of_an_empty_group_expire_retention_after_it_became_empty_then_the_gro
     h.now = emptied_at + RETENTION_MS;
     expire(&mut h);
     assert_eq!(h.fetch(GROUP, 0), -1);
-    assert_eq!(h.state.group_count(), 0, "an Empty group with no offset left is deleted");
+    assert_eq!(
+        h.state.group_count(),
+        0,
+        "an Empty group with no offset left is deleted"
+    );
 }
 
 #[test]
@@ -174,7 +199,11 @@ fn a_stable_consumer_groups_offsets_expire_only_for_topics_no_member_subscribes_
     let mut h = Harness::new();
     let (members, generation) = h.stable_group(1);
     h.commit_with(CommitReq::new(&members[0], generation).offset(0, 1));
-    h.commit_with(CommitReq::new(&members[0], generation).topic("retired").offset(0, 2));
+    h.commit_with(
+        CommitReq::new(&members[0], generation)
+            .topic("retired")
+            .offset(0, 2),
+    );
     // Keep the member alive across the retention period with heartbeats.
     let step = 5_000;
     let mut elapsed = 0;
@@ -185,8 +214,15 @@ fn a_stable_consumer_groups_offsets_expire_only_for_topics_no_member_subscribes_
         h.timers.retain(|_, at| at.0 > h.now);
     }
     expire(&mut h);
-    assert_eq!(h.fetch(GROUP, 0), 1, "a subscribed topic's offset never expires while Stable");
-    assert!(h.state.committed_offset(&GROUP.into(), "retired", PartitionIndex(0)).is_none());
+    assert_eq!(
+        h.fetch(GROUP, 0),
+        1,
+        "a subscribed topic's offset never expires while Stable"
+    );
+    assert!(h
+        .state
+        .committed_offset(&GROUP.into(), "retired", PartitionIndex(0))
+        .is_none());
     assert_eq!(h.group_state(), GroupState::Stable);
 }
 
@@ -205,11 +241,17 @@ fn offsets_of_a_rebalancing_group_never_expire() {
 fn the_retention_timer_runs_expiry_and_rearms_itself() {
     let mut h = Harness::new();
     h.commit_with(CommitReq::admin().offset(0, 1));
-    let out = h.write(WriteCommand::TimerFired { key: TimerKey::OffsetsRetention, now_ms: TimestampMs(h.now + RETENTION_MS) });
+    let out = h.write(WriteCommand::TimerFired {
+        key: TimerKey::OffsetsRetention,
+        now_ms: TimestampMs(h.now + RETENTION_MS),
+    });
     assert_eq!(h.fetch(GROUP, 0), -1);
     assert_eq!(
         out.timers,
-        vec![TimerOp::Set { key: TimerKey::OffsetsRetention, at_ms: TimestampMs(h.now + RETENTION_MS + 600_000) }]
+        vec![TimerOp::Set {
+            key: TimerKey::OffsetsRetention,
+            at_ms: TimestampMs(h.now + RETENTION_MS + 600_000)
+        }]
     );
 }
 
