@@ -40,8 +40,8 @@ pub enum DecodeError {
     InvalidUtf8 { field: &'static str },
     #[error("invalid value for {field}")]
     InvalidField { field: &'static str },
-    #[error("duplicate entry in {field}")]
-    Duplicate { field: &'static str },
+    #[error("{field} are not in strictly increasing order")]
+    Unordered { field: &'static str },
 }
 
 struct Writer(Vec<u8>);
@@ -403,9 +403,14 @@ fn decode_group_value(bytes: &[u8]) -> Result<ClassicGroup, DecodeError> {
             awaiting_sync: flags & MEMBER_AWAITING_SYNC != 0,
             is_new: flags & MEMBER_IS_NEW != 0,
         };
-        if members.insert(id, member).is_some() {
-            return Err(DecodeError::Duplicate { field: "members" });
+        // Strictly increasing ids: no duplicates, and one encoding per group.
+        if members
+            .last_key_value()
+            .is_some_and(|(last, _)| *last >= id)
+        {
+            return Err(DecodeError::Unordered { field: "members" });
         }
+        members.insert(id, member);
     }
     let pending_count = r.count(8, "pending members")?;
     let mut pending_members = BTreeMap::new();
@@ -413,22 +418,25 @@ fn decode_group_value(bytes: &[u8]) -> Result<ClassicGroup, DecodeError> {
         let id = MemberId::new(r.string("pending member id")?);
         let session_timeout_ms = r.i32("pending session timeout")?;
         if pending_members
-            .insert(id, PendingMember { session_timeout_ms })
-            .is_some()
+            .last_key_value()
+            .is_some_and(|(last, _)| *last >= id)
         {
-            return Err(DecodeError::Duplicate {
+            return Err(DecodeError::Unordered {
                 field: "pending members",
             });
         }
+        pending_members.insert(id, PendingMember { session_timeout_ms });
     }
     let sync_count = r.count(4, "pending sync")?;
     let mut pending_sync = BTreeSet::new();
     for _ in 0..sync_count {
-        if !pending_sync.insert(MemberId::new(r.string("pending sync member")?)) {
-            return Err(DecodeError::Duplicate {
+        let id = MemberId::new(r.string("pending sync member")?);
+        if pending_sync.last().is_some_and(|last| *last >= id) {
+            return Err(DecodeError::Unordered {
                 field: "pending sync",
             });
         }
+        pending_sync.insert(id);
     }
     r.finish()?;
     Ok(ClassicGroup {

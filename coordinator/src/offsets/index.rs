@@ -162,19 +162,52 @@ impl OffsetEntry {
     }
 }
 
+/// Groups with at most this many offsets keep them in an exactly-sized sorted vector: a
+/// B-tree leaf allocates room for 11 entries, which would dominate small groups.
+const SMALL_GROUP_MAX: usize = 32;
+
+type Key = (TopicIdx, i32);
+
+/// The entries of one group, sorted by (topic, partition) in either representation.
+#[derive(Clone, Debug)]
+enum Entries {
+    Small(Vec<(Key, OffsetEntry)>),
+    Large(BTreeMap<Key, OffsetEntry>),
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Entries::Small(Vec::new())
+    }
+}
+
 /// One group's committed offsets.
 #[derive(Clone, Debug, Default)]
 pub struct GroupOffsets {
-    entries: BTreeMap<(TopicIdx, i32), OffsetEntry>,
+    entries: Entries,
 }
 
 impl GroupOffsets {
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.entries {
+            Entries::Small(v) => v.len(),
+            Entries::Large(m) => m.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
+    }
+
+    fn entry(&self, key: &Key) -> Option<&OffsetEntry> {
+        match &self.entries {
+            Entries::Small(v) => v
+                .binary_search_by(|(k, _)| k.cmp(key))
+                .ok()
+                .and_then(|i| v.get(i))
+                .map(|(_, e)| e),
+            Entries::Large(m) => m.get(key),
+        }
     }
 
     pub fn get(
@@ -184,15 +217,49 @@ impl GroupOffsets {
         partition: PartitionIndex,
     ) -> Option<OffsetCommitValue> {
         let idx = topics.lookup(topic)?;
-        self.entries
-            .get(&(idx, partition.0))
-            .map(OffsetEntry::to_value)
+        self.entry(&(idx, partition.0)).map(OffsetEntry::to_value)
     }
 
     pub fn contains(&self, topics: &TopicInterner, topic: &str, partition: PartitionIndex) -> bool {
         topics
             .lookup(topic)
-            .is_some_and(|idx| self.entries.contains_key(&(idx, partition.0)))
+            .is_some_and(|idx| self.entry(&(idx, partition.0)).is_some())
+    }
+
+    /// Replaces the entry under `key`; false when there is none.
+    fn replace(&mut self, key: &Key, entry: OffsetEntry) -> Result<(), OffsetEntry> {
+        let slot = match &mut self.entries {
+            Entries::Small(v) => match v.binary_search_by(|(k, _)| k.cmp(key)) {
+                Ok(i) => v.get_mut(i).map(|(_, e)| e),
+                Err(_) => None,
+            },
+            Entries::Large(m) => m.get_mut(key),
+        };
+        match slot {
+            Some(existing) => {
+                *existing = entry;
+                Ok(())
+            }
+            None => Err(entry),
+        }
+    }
+
+    fn insert_new(&mut self, key: Key, entry: OffsetEntry) {
+        match &mut self.entries {
+            Entries::Small(v) if v.len() < SMALL_GROUP_MAX => {
+                let at = v.partition_point(|(k, _)| *k < key);
+                v.reserve_exact(1);
+                v.insert(at, (key, entry));
+            }
+            Entries::Small(v) => {
+                let mut map: BTreeMap<Key, OffsetEntry> = std::mem::take(v).into_iter().collect();
+                map.insert(key, entry);
+                self.entries = Entries::Large(map);
+            }
+            Entries::Large(m) => {
+                m.insert(key, entry);
+            }
+        }
     }
 
     pub fn put(
@@ -202,30 +269,81 @@ impl GroupOffsets {
         partition: PartitionIndex,
         value: &OffsetCommitValue,
     ) {
-        let entry = OffsetEntry::from_value(value);
+        let mut entry = OffsetEntry::from_value(value);
         if let Some(idx) = topics.lookup(topic) {
-            if let Some(existing) = self.entries.get_mut(&(idx, partition.0)) {
-                *existing = entry;
-                return;
+            match self.replace(&(idx, partition.0), entry) {
+                Ok(()) => return,
+                Err(back) => entry = back,
             }
         }
         let idx = topics.acquire(topic);
-        self.entries.insert((idx, partition.0), entry);
+        self.insert_new((idx, partition.0), entry);
     }
 
     pub fn remove(&mut self, topics: &mut TopicInterner, topic: &str, partition: PartitionIndex) {
         let Some(idx) = topics.lookup(topic) else {
             return;
         };
-        if self.entries.remove(&(idx, partition.0)).is_some() {
+        let key = (idx, partition.0);
+        let removed = match &mut self.entries {
+            Entries::Small(v) => match v.binary_search_by(|(k, _)| k.cmp(&key)) {
+                Ok(i) => {
+                    v.remove(i);
+                    v.shrink_to_fit();
+                    true
+                }
+                Err(_) => false,
+            },
+            Entries::Large(m) => {
+                let removed = m.remove(&key).is_some();
+                if m.len() <= SMALL_GROUP_MAX / 2 {
+                    let small: Vec<(Key, OffsetEntry)> = std::mem::take(m).into_iter().collect();
+                    self.entries = Entries::Small(small);
+                }
+                removed
+            }
+        };
+        if removed {
             topics.release(idx);
         }
     }
 
     /// Releases every topic reference before the group's offsets are dropped.
     pub fn clear(&mut self, topics: &mut TopicInterner) {
-        for (idx, _) in std::mem::take(&mut self.entries).into_keys() {
+        let keys: Vec<Key> = self.keys().copied().collect();
+        for (idx, _) in keys {
             topics.release(idx);
+        }
+        self.entries = Entries::default();
+    }
+
+    fn keys(&self) -> Box<dyn Iterator<Item = &Key> + '_> {
+        match &self.entries {
+            Entries::Small(v) => Box::new(v.iter().map(|(k, _)| k)),
+            Entries::Large(m) => Box::new(m.keys()),
+        }
+    }
+
+    fn range(&self, idx: TopicIdx) -> Box<dyn Iterator<Item = (&Key, &OffsetEntry)> + '_> {
+        match &self.entries {
+            Entries::Small(v) => {
+                let from = v.partition_point(|((t, _), _)| *t < idx);
+                Box::new(
+                    v.get(from..)
+                        .unwrap_or_default()
+                        .iter()
+                        .take_while(move |((t, _), _)| *t == idx)
+                        .map(|(k, e)| (k, e)),
+                )
+            }
+            Entries::Large(m) => Box::new(m.range((idx, i32::MIN)..=(idx, i32::MAX))),
+        }
+    }
+
+    fn all(&self) -> Box<dyn Iterator<Item = (&Key, &OffsetEntry)> + '_> {
+        match &self.entries {
+            Entries::Small(v) => Box::new(v.iter().map(|(k, e)| (k, e))),
+            Entries::Large(m) => Box::new(m.iter()),
         }
     }
 
@@ -234,8 +352,7 @@ impl GroupOffsets {
         &'a self,
         topics: &'a TopicInterner,
     ) -> impl Iterator<Item = (&'a str, PartitionIndex, OffsetCommitValue)> + 'a {
-        self.entries
-            .iter()
+        self.all()
             .map(move |((idx, p), e)| (topics.name(*idx), PartitionIndex(*p), e.to_value()))
     }
 
@@ -245,20 +362,19 @@ impl GroupOffsets {
         topics: &TopicInterner,
         topic: &str,
     ) -> impl Iterator<Item = (PartitionIndex, OffsetCommitValue)> + 'a {
-        let range = topics
+        topics
             .lookup(topic)
-            .map(|idx| self.entries.range((idx, i32::MIN)..=(idx, i32::MAX)));
-        range
+            .map(|idx| self.range(idx))
             .into_iter()
             .flatten()
             .map(|((_, p), e)| (PartitionIndex(*p), e.to_value()))
     }
 
     /// The distinct topics this group has offsets for.
-    pub fn topic_names<'a>(&'a self, topics: &'a TopicInterner) -> Vec<TopicName> {
+    pub fn topic_names(&self, topics: &TopicInterner) -> Vec<TopicName> {
         let mut out: Vec<TopicName> = Vec::new();
         let mut last: Option<TopicIdx> = None;
-        for (idx, _) in self.entries.keys() {
+        for (idx, _) in self.keys() {
             if last != Some(*idx) {
                 out.push(TopicName::from(topics.name(*idx)));
                 last = Some(*idx);
@@ -303,5 +419,50 @@ mod tests {
         b.put(&mut topics, "u", PartitionIndex(0), &value(4));
         assert_eq!(b.get(&topics, "u", PartitionIndex(0)), Some(value(4)));
         assert_eq!(b.get(&topics, "t", PartitionIndex(1)), None);
+    }
+
+    #[test]
+    fn small_and_large_groups_behave_alike_through_growth_and_shrinking() {
+        let mut topics = TopicInterner::default();
+        let mut offsets = GroupOffsets::default();
+        let mut model = std::collections::BTreeMap::new();
+        // Insert out of order past the small-group limit, then remove back below it.
+        for i in (0..100i64).rev() {
+            let topic = if i % 3 == 0 { "a" } else { "b" };
+            let p = PartitionIndex(i32::try_from(i).unwrap());
+            offsets.put(&mut topics, topic, p, &value(i));
+            model.insert((topic.to_owned(), p), i);
+            if i % 7 == 0 {
+                offsets.put(&mut topics, topic, p, &value(i + 1000));
+                model.insert((topic.to_owned(), p), i + 1000);
+            }
+        }
+        let check =
+            |offsets: &GroupOffsets,
+             topics: &TopicInterner,
+             model: &std::collections::BTreeMap<(String, PartitionIndex), i64>| {
+                assert_eq!(offsets.len(), model.len());
+                let mut seen: Vec<((String, PartitionIndex), i64)> = offsets
+                    .iter(topics)
+                    .map(|(t, p, v)| ((t.to_owned(), p), v.offset.0))
+                    .collect();
+                seen.sort();
+                let expected: Vec<_> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+                assert_eq!(seen, expected);
+                for t in ["a", "b"] {
+                    let n = offsets.topic_iter(topics, t).count();
+                    assert_eq!(n, model.keys().filter(|(mt, _)| mt == t).count());
+                }
+            };
+        check(&offsets, &topics, &model);
+        for i in 0..90i64 {
+            let topic = if i % 3 == 0 { "a" } else { "b" };
+            let p = PartitionIndex(i32::try_from(i).unwrap());
+            offsets.remove(&mut topics, topic, p);
+            model.remove(&(topic.to_owned(), p));
+            check(&offsets, &topics, &model);
+        }
+        offsets.clear(&mut topics);
+        assert!(topics.is_empty());
     }
 }
