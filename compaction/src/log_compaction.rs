@@ -257,40 +257,34 @@ struct Rewritten {
     tombstones_removed: u64,
 }
 
-/// Groups adjacent sealed segments for rewriting: only segments that lose records, merged while
-/// the original sizes fit one segment and the offsets fit the index's 32-bit relative offsets.
+/// Groups adjacent sealed segments for rewriting, Kafka style: merged while the original sizes
+/// fit one segment and the offsets fit the index's 32-bit relative offsets. A group is rewritten
+/// if it loses records or merges several segments (small compacted segments coalesce); a lone
+/// segment that loses nothing is left alone.
 fn plan_groups(
     sealed: &[SegmentView],
     removable: &[u64],
     config: &LogConfig,
 ) -> Vec<std::ops::Range<usize>> {
+    let payload = |view: &SegmentView| view.end - SEGMENT_HEADER_LEN as u64;
     let mut groups = Vec::new();
-    let mut current: Option<(usize, u64)> = None; // (start, bytes)
+    let mut start = 0;
+    let mut bytes = 0;
     for (i, view) in sealed.iter().enumerate() {
-        let fits = |start: usize, bytes: u64| {
-            bytes + view.end - SEGMENT_HEADER_LEN as u64 <= config.max_segment_bytes
-                && view.next_offset.0 - sealed[start].segment.base().0 <= u64::from(u32::MAX)
-        };
-        if removable[i] == 0 {
-            if let Some((start, _)) = current.take() {
-                groups.push(start..i);
-            }
-            continue;
+        let fits = i > start
+            && bytes + payload(view) <= config.max_segment_bytes - SEGMENT_HEADER_LEN as u64
+            && view.next_offset.0 - sealed[start].segment.base().0 <= u64::from(u32::MAX);
+        if i > start && !fits {
+            groups.push(start..i);
+            start = i;
+            bytes = 0;
         }
-        current = match current {
-            Some((start, bytes)) if fits(start, bytes) => {
-                Some((start, bytes + view.end - SEGMENT_HEADER_LEN as u64))
-            }
-            Some((start, _)) => {
-                groups.push(start..i);
-                Some((i, view.end))
-            }
-            None => Some((i, view.end)),
-        };
+        bytes += payload(view);
     }
-    if let Some((start, _)) = current {
+    if start < sealed.len() {
         groups.push(start..sealed.len());
     }
+    groups.retain(|g| g.len() > 1 || removable[g.start] > 0);
     groups
 }
 
