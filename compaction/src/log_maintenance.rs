@@ -48,8 +48,11 @@ impl Log {
         let cut_view = &segments[keep - 1];
         let (cut_position, new_last, new_max) = find_cut(cut_view, offset)?;
         // A segment that would become empty goes entirely, unless it is the first one (the log
-        // keeps one segment, and its base is the start offset).
-        let drop_cut_segment = cut_position == SEGMENT_HEADER_LEN as u64 && keep > 1;
+        // keeps one segment, and its base is the start offset) or the one before it is
+        // compacted (a compacted segment never takes appends: its header bounds its offsets).
+        let drop_cut_segment = cut_position == SEGMENT_HEADER_LEN as u64
+            && keep > 1
+            && !segments[keep - 2].segment.header.compacted;
         let first_dropped = if drop_cut_segment { keep - 1 } else { keep };
 
         let result = (|| {
