@@ -27,6 +27,10 @@ pub struct LogConfig {
     /// Scan and CRC-check sealed segments at open even when their index files are valid.
     /// `false` opens large logs fast and leaves the check to reads (which verify every frame).
     pub verify_sealed_on_open: bool,
+    /// Check each frame's CRC on `read`. Payloads that carry their own checksum (a Kafka record
+    /// batch has a CRC32C its consumers verify) can skip ours to read at memory speed; open,
+    /// compaction and index checks always verify.
+    pub verify_crc_on_read: bool,
     /// Compaction keeps one map entry per distinct key; this bounds its memory.
     pub max_compaction_keys: usize,
 }
@@ -40,6 +44,7 @@ impl Default for LogConfig {
             max_entry_bytes: 16 << 20,
             max_key_bytes: 64 << 10,
             verify_sealed_on_open: true,
+            verify_crc_on_read: true,
             max_compaction_keys: 10_000_000,
         }
     }

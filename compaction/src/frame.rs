@@ -65,12 +65,19 @@ impl FrameHeader {
     /// Builds the entry from the frame bytes (which must be this frame, from its first byte);
     /// key and payload share `frame`'s buffer.
     pub fn to_entry(&self, frame: &Bytes) -> Entry {
+        self.to_entry_at(frame, 0)
+    }
+
+    /// Builds the entry of this frame starting at byte `at` of `buf`, sharing `buf`'s memory.
+    pub fn to_entry_at(&self, buf: &Bytes, at: usize) -> Entry {
+        let key = self.key_range();
+        let payload = self.payload_range();
         Entry {
             first_offset: self.first_offset,
             last_offset: self.last_offset,
             max_timestamp_ms: self.max_timestamp_ms,
-            key: self.keyed.then(|| frame.slice(self.key_range())),
-            payload: frame.slice(self.payload_range()),
+            key: self.keyed.then(|| buf.slice(at + key.start..at + key.end)),
+            payload: buf.slice(at + payload.start..at + payload.end),
             tombstone: self.tombstone,
         }
     }
@@ -107,6 +114,12 @@ pub enum Decoded {
 
 /// Decodes the frame at the start of `buf`, verifying its CRC.
 pub fn decode(buf: &[u8]) -> Decoded {
+    decode_with(buf, true)
+}
+
+/// [`decode`], optionally trusting the CRC (a caller whose payloads carry their own checksum
+/// may skip ours on the hot read path). Header sanity is always checked.
+pub fn decode_with(buf: &[u8], verify_crc: bool) -> Decoded {
     if buf.len() < FRAME_PREFIX_LEN {
         return Decoded::Incomplete { frame_len: None };
     }
@@ -121,10 +134,12 @@ pub fn decode(buf: &[u8]) -> Decoded {
         };
     }
     let frame = &buf[..frame_len as usize];
-    let stored_crc = read_u32(frame, 4);
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&frame[0..4]), &frame[FRAME_PREFIX_LEN..]);
-    if crc != stored_crc {
-        return Decoded::Invalid(FrameFault::BadCrc);
+    if verify_crc {
+        let stored_crc = read_u32(frame, 4);
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&frame[0..4]), &frame[FRAME_PREFIX_LEN..]);
+        if crc != stored_crc {
+            return Decoded::Invalid(FrameFault::BadCrc);
+        }
     }
     match parse_header(frame, frame_len) {
         Ok(header) => Decoded::Frame(header),

@@ -234,13 +234,13 @@ fn tail_matches(segment: &Segment, summary: &SegmentSummary) -> Result<bool, Log
         return Ok(summary.index.points().is_empty() && summary.next_offset == segment.base());
     };
     let mut window = Window::new(&segment.file, &segment.path, summary.end, 1 << 16);
-    let Ok((at_point, _)) = window.frame(u64::from(point.position))? else {
+    let Ok(at_point) = window.frame(u64::from(point.position))? else {
         return Ok(false);
     };
     if at_point.first_offset.0 != segment.base().0 + u64::from(point.relative_offset) {
         return Ok(false);
     }
-    let Ok((final_frame, _)) = window.frame(last_position)? else {
+    let Ok(final_frame) = window.frame(last_position)? else {
         return Ok(false);
     };
     Ok(final_frame.last_offset == last_offset

@@ -21,6 +21,7 @@
 //! [`segment`] the segment file; [`log_compaction`] the compaction swap.
 
 pub mod atomic_file;
+mod buffer_pool;
 pub mod config;
 pub mod entry;
 pub mod error;

@@ -707,22 +707,44 @@ fn check_follows(previous: &SegmentView, next: &SegmentView) -> Result<(), LogEr
 /// returns `false`. A bad frame inside published bytes is reported as corruption.
 pub(crate) fn for_each_frame(
     segment: &Segment,
-    mut position: u64,
+    position: u64,
     end: u64,
     chunk_bytes: usize,
     mut visit: impl FnMut(u64, &Entry) -> bool,
 ) -> Result<(), LogError> {
+    for_each_frame_sized(segment, position, end, chunk_bytes, true, |at, entry| {
+        (visit(at, &entry), None)
+    })
+}
+
+/// [`for_each_frame`] where `visit` may also resize the next read (`Some(bytes)`): a read sizes
+/// it to its remaining budget so a frame crossing a chunk end does not cost a full chunk.
+pub(crate) fn for_each_frame_sized(
+    segment: &Segment,
+    mut position: u64,
+    end: u64,
+    chunk_bytes: usize,
+    verify_crc: bool,
+    mut visit: impl FnMut(u64, Entry) -> (bool, Option<usize>),
+) -> Result<(), LogError> {
     let mut window = Window::new(&segment.file, &segment.path, end, chunk_bytes);
+    if !verify_crc {
+        window.trust_crc();
+    }
     while position < end {
-        let (header, bytes) = match window.frame(position)? {
-            Ok(frame) => frame,
+        let header = match window.frame(position)? {
+            Ok(header) => header,
             Err(fault) => {
                 return Err(segment.corrupt(position, CorruptReason::ReadMismatch(fault)));
             }
         };
-        let entry = header.to_entry(&bytes);
-        if !visit(position, &entry) {
+        let entry = window.entry(position, &header);
+        let (more, resize) = visit(position, entry);
+        if !more {
             return Ok(());
+        }
+        if let Some(chunk_bytes) = resize {
+            window.set_chunk_bytes(chunk_bytes);
         }
         position += u64::from(header.frame_len);
     }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use crate::entry::Entry;
 use crate::error::LogError;
-use crate::log::{entry_bytes, for_each_frame, read_chunk_bytes, Log, MIN_READ_CHUNK};
+use crate::log::{
+    entry_bytes, for_each_frame, for_each_frame_sized, read_chunk_bytes, Log, MIN_READ_CHUNK,
+};
 use crate::segment::{Segment, SEGMENT_HEADER_LEN};
 use crate::types::{Offset, TimestampMs};
 
@@ -82,24 +84,28 @@ impl Log {
         let mut total = 0usize;
         let mut full = false;
         for span in spans {
-            for_each_frame(
+            let visit = |_, entry: Entry| {
+                if entry.last_offset < from {
+                    return (true, None);
+                }
+                let size = entry_bytes(&entry);
+                if !entries.is_empty() && total.saturating_add(size) > max_bytes {
+                    full = true;
+                    return (false, None);
+                }
+                total = total.saturating_add(size);
+                entries.push(entry);
+                let remaining = max_bytes.saturating_sub(total);
+                (true, Some(read_chunk_bytes(remaining, 0)))
+            };
+            let verify = self.config.verify_crc_on_read;
+            for_each_frame_sized(
                 &span.segment,
                 span.from_position,
                 span.end,
                 chunk,
-                |_, entry| {
-                    if entry.last_offset < from {
-                        return true;
-                    }
-                    let size = entry_bytes(entry);
-                    if !entries.is_empty() && total.saturating_add(size) > max_bytes {
-                        full = true;
-                        return false;
-                    }
-                    total = total.saturating_add(size);
-                    entries.push(entry.clone());
-                    true
-                },
+                verify,
+                visit,
             )?;
             if full {
                 break;

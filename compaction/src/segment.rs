@@ -14,8 +14,9 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
+use crate::entry::Entry;
 use crate::error::{CorruptReason, LogError};
 use crate::frame::{self, Decoded, FrameFault, FrameHeader, FRAME_HEADER_LEN};
 use crate::fsutil;
@@ -232,6 +233,7 @@ pub struct Window<'a> {
     chunk_bytes: usize,
     chunk: Bytes,
     chunk_start: u64,
+    verify_crc: bool,
 }
 
 impl<'a> Window<'a> {
@@ -244,11 +246,17 @@ impl<'a> Window<'a> {
             chunk_bytes: chunk_bytes.max(FRAME_HEADER_LEN),
             chunk: Bytes::new(),
             chunk_start: 0,
+            verify_crc: true,
         }
     }
 
     pub fn end(&self) -> u64 {
         self.end
+    }
+
+    /// Changes how much the next refill reads (a read sizes it to its remaining budget).
+    pub fn set_chunk_bytes(&mut self, chunk_bytes: usize) {
+        self.chunk_bytes = chunk_bytes.max(FRAME_HEADER_LEN);
     }
 
     /// The bytes from `position` to the end of the current chunk, after making sure they
@@ -258,45 +266,47 @@ impl<'a> Window<'a> {
         let chunk_end = self.chunk_start + self.chunk.len() as u64;
         if position < self.chunk_start || wanted_end > chunk_end {
             let len = (need.max(self.chunk_bytes) as u64).min(self.end.saturating_sub(position));
-            let mut buf = BytesMut::zeroed(len as usize);
+            let mut buf = crate::buffer_pool::take(len as usize);
             fsutil::read_exact_at(self.file, self.path, &mut buf, position)?;
             self.chunk = buf.freeze();
+            crate::buffer_pool::give(&self.chunk);
             self.chunk_start = position;
         }
         let from = (position - self.chunk_start) as usize;
         Ok(&self.chunk[from..])
     }
 
-    /// A shared slice of the current chunk; `position..position + len` must be in it (callers
-    /// use it right after a successful [`Window::at`] covering that range).
-    pub fn bytes(&self, position: u64, len: usize) -> Bytes {
-        let from = (position - self.chunk_start) as usize;
-        self.chunk.slice(from..from + len)
-    }
-
-    /// The frame at `position`: its header and bytes, or why there is none.
-    pub fn frame(
-        &mut self,
-        position: u64,
-    ) -> Result<Result<(FrameHeader, Bytes), FrameFault>, LogError> {
+    /// The header of the frame at `position` (the whole frame is then in the current chunk),
+    /// or why there is no valid frame there.
+    pub fn frame(&mut self, position: u64) -> Result<Result<FrameHeader, FrameFault>, LogError> {
         let end = self.end;
-        let decoded = decode_at(self.at(position, FRAME_HEADER_LEN)?);
+        let verify = self.verify_crc;
+        let decoded = frame::decode_with(self.at(position, FRAME_HEADER_LEN)?, verify);
         let decoded = match decoded {
             Decoded::Incomplete {
                 frame_len: Some(len),
-            } if position + u64::from(len) <= end => decode_at(self.at(position, len as usize)?),
+            } if position + u64::from(len) <= end => {
+                frame::decode_with(self.at(position, len as usize)?, verify)
+            }
             other => other,
         };
         Ok(match decoded {
-            Decoded::Frame(header) => Ok((header, self.bytes(position, header.frame_len as usize))),
+            Decoded::Frame(header) => Ok(header),
             Decoded::Incomplete { .. } => Err(FrameFault::PastEnd),
             Decoded::Invalid(fault) => Err(fault),
         })
     }
-}
 
-fn decode_at(buf: &[u8]) -> Decoded {
-    frame::decode(buf)
+    /// The entry of the frame at `position` that [`Window::frame`] just decoded; key and
+    /// payload are slices of the chunk.
+    pub fn entry(&self, position: u64, header: &FrameHeader) -> Entry {
+        header.to_entry_at(&self.chunk, (position - self.chunk_start) as usize)
+    }
+
+    /// Skip CRC checks (header sanity is still checked).
+    pub fn trust_crc(&mut self) {
+        self.verify_crc = false;
+    }
 }
 
 /// How strictly a scan treats a bad frame.
@@ -344,7 +354,7 @@ pub fn scan(
     let mut position = SEGMENT_HEADER_LEN as u64;
     while position < file_len {
         match window.frame(position)? {
-            Ok((header, _)) => {
+            Ok(header) => {
                 segment.check_order(&header, scan.last_offset, position)?;
                 scan.index.observe(
                     segment.base(),
