@@ -53,7 +53,10 @@ impl Default for LogConfig {
 impl LogConfig {
     /// The largest frame an append accepts: `max_entry_bytes`, or less if a segment is smaller.
     pub fn entry_limit(&self) -> u64 {
-        u64::from(self.max_entry_bytes).min(self.max_segment_bytes - SEGMENT_HEADER_LEN as u64)
+        u64::from(self.max_entry_bytes).min(
+            self.max_segment_bytes
+                .saturating_sub(SEGMENT_HEADER_LEN as u64),
+        )
     }
 
     /// Refuses values the format or the engine cannot honour.

@@ -200,9 +200,9 @@ fn parse_header(frame: &[u8], frame_len: u32) -> Result<FrameHeader, FrameFault>
     })
 }
 
-/// Appends the frame of `entry` to `out`. The caller has validated the entry (see
-/// [`crate::limits::Limits::check_entry`]), so lengths and the offset delta fit their fields.
-pub fn encode_into(entry: &Entry, out: &mut Vec<u8>) {
+/// Appends the frame of `entry` to `out`. Callers validate the entry first (`Log::append`
+/// checks every entry), so lengths and the offset delta fit their fields.
+pub(crate) fn encode_into(entry: &Entry, out: &mut Vec<u8>) {
     let key: &[u8] = entry.key.as_deref().unwrap_or(&[]);
     let body_len = FRAME_BODY_HEADER_LEN + key.len() + entry.payload.len();
     let start = out.len();
@@ -218,7 +218,7 @@ pub fn encode_into(entry: &Entry, out: &mut Vec<u8>) {
     }
     out.put_u8(attributes);
     out.put_u64_le(entry.first_offset.0);
-    out.put_u32_le((entry.last_offset.0 - entry.first_offset.0) as u32);
+    out.put_u32_le(entry.last_offset.0.saturating_sub(entry.first_offset.0) as u32);
     out.put_u64_le(entry.max_timestamp_ms.0 as u64);
     out.put_u32_le(key.len() as u32);
     out.extend_from_slice(key);
