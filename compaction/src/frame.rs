@@ -203,26 +203,51 @@ fn parse_header(frame: &[u8], frame_len: u32) -> Result<FrameHeader, FrameFault>
 /// Appends the frame of `entry` to `out`. Callers validate the entry first (`Log::append`
 /// checks every entry), so lengths and the offset delta fit their fields.
 pub(crate) fn encode_into(entry: &Entry, out: &mut Vec<u8>) {
-    let key: &[u8] = entry.key.as_deref().unwrap_or(&[]);
-    let body_len = FRAME_BODY_HEADER_LEN + key.len() + entry.payload.len();
+    encode_parts(
+        FrameParts {
+            first_offset: entry.first_offset,
+            last_offset: entry.last_offset,
+            max_timestamp_ms: entry.max_timestamp_ms,
+            key: entry.key.as_deref(),
+            payload: &entry.payload,
+            tombstone: entry.tombstone,
+        },
+        out,
+    );
+}
+
+/// The fields of a frame, borrowed: encoding needs no `Entry` (and no `Bytes` allocation).
+pub(crate) struct FrameParts<'a> {
+    pub first_offset: Offset,
+    pub last_offset: Offset,
+    pub max_timestamp_ms: TimestampMs,
+    pub key: Option<&'a [u8]>,
+    pub payload: &'a [u8],
+    pub tombstone: bool,
+}
+
+/// Appends the frame of `parts` to `out` (see [`encode_into`] for the caller's duties).
+pub(crate) fn encode_parts(parts: FrameParts<'_>, out: &mut Vec<u8>) {
+    let key: &[u8] = parts.key.unwrap_or(&[]);
+    let body_len = FRAME_BODY_HEADER_LEN + key.len() + parts.payload.len();
     let start = out.len();
     out.reserve(FRAME_PREFIX_LEN + body_len);
     out.put_u32_le(body_len as u32);
     out.put_u32_le(0); // CRC, filled in below once the body is written.
     let mut attributes = 0u8;
-    if entry.key.is_some() {
+    if parts.key.is_some() {
         attributes |= ATTR_KEYED;
     }
-    if entry.tombstone {
+    if parts.tombstone {
         attributes |= ATTR_TOMBSTONE;
     }
     out.put_u8(attributes);
-    out.put_u64_le(entry.first_offset.0);
-    out.put_u32_le(entry.last_offset.0.saturating_sub(entry.first_offset.0) as u32);
-    out.put_u64_le(entry.max_timestamp_ms.0 as u64);
+    out.put_u64_le(parts.first_offset.0);
+    out.put_u32_le(parts.last_offset.0.saturating_sub(parts.first_offset.0) as u32);
+    out.put_u64_le(parts.max_timestamp_ms.0 as u64);
     out.put_u32_le(key.len() as u32);
     out.extend_from_slice(key);
-    out.extend_from_slice(&entry.payload);
+    out.extend_from_slice(parts.payload);
     let crc = crc32c::crc32c_append(
         crc32c::crc32c(&out[start..start + 4]),
         &out[start + FRAME_PREFIX_LEN..],

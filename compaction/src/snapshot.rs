@@ -29,7 +29,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use crate::entry::Entry;
 use crate::error::LogError;
@@ -205,13 +205,16 @@ impl SnapshotWriter {
                 max: u64::from(self.limits.max_record_bytes),
             });
         }
-        let entry = Entry::keyed(
-            Offset(self.records + 1),
-            timestamp_ms,
-            Bytes::copy_from_slice(key),
-            value.map(Bytes::copy_from_slice),
-        );
-        frame::encode_into(&entry, &mut self.buffer);
+        let offset = Offset(self.records + 1);
+        let parts = frame::FrameParts {
+            first_offset: offset,
+            last_offset: offset,
+            max_timestamp_ms: timestamp_ms,
+            key: Some(key),
+            payload: value.unwrap_or(&[]),
+            tombstone: value.is_none(),
+        };
+        frame::encode_parts(parts, &mut self.buffer);
         self.records += 1;
         if self.buffer.len() >= WRITE_BUFFER_BYTES {
             self.flush()?;
@@ -321,7 +324,8 @@ impl SnapshotReader {
             records: 0,
             done: false,
         };
-        let header = reader.bytes_at(0, HEADER_LEN)?;
+        let at = reader.ensure(0, HEADER_LEN)?;
+        let header = reader.chunk.slice(at..);
         if header.len() < HEADER_LEN || header[..8] != MAGIC[..] {
             return Err(reader.corrupt(0, SnapshotFault::Header));
         }
@@ -358,9 +362,9 @@ impl SnapshotReader {
         }
     }
 
-    /// The bytes from `position` to the end of the current chunk, holding at least `need`
-    /// bytes unless the source ends first.
-    fn bytes_at(&mut self, position: u64, need: usize) -> Result<Bytes, SnapshotError> {
+    /// Makes the current chunk hold the bytes from `position` (at least `need` of them unless
+    /// the source ends first); returns where `position` is in the chunk.
+    fn ensure(&mut self, position: u64, need: usize) -> Result<usize, SnapshotError> {
         let wanted_end = position.saturating_add(need as u64).min(self.len);
         let chunk_end = self.chunk_start + self.chunk.len() as u64;
         if position < self.chunk_start || wanted_end > chunk_end {
@@ -368,15 +372,17 @@ impl SnapshotReader {
             self.chunk = match &self.source {
                 Source::Memory(bytes) => bytes.slice(position as usize..(position + len) as usize),
                 Source::File(file) => {
-                    let mut buf = BytesMut::zeroed(len as usize);
+                    let mut buf = crate::buffer_pool::take(len as usize);
                     file.read_exact_at(&mut buf, position)
                         .map_err(|e| LogError::io("read", &self.path, e))?;
-                    buf.freeze()
+                    let chunk = buf.freeze();
+                    crate::buffer_pool::give(&chunk);
+                    chunk
                 }
             };
             self.chunk_start = position;
         }
-        Ok(self.chunk.slice((position - self.chunk_start) as usize..))
+        Ok((position - self.chunk_start) as usize)
     }
 
     /// The next frame, or `None` at the end of the source.
@@ -385,19 +391,19 @@ impl SnapshotReader {
         if position >= self.len {
             return Ok(None);
         }
-        let mut buf = self.bytes_at(position, FRAME_HEADER_LEN)?;
+        let mut at = self.ensure(position, FRAME_HEADER_LEN)?;
         if let Decoded::Incomplete {
             frame_len: Some(len),
-        } = frame::decode(&buf)
+        } = frame::decode(&self.chunk[at..])
         {
             if position + u64::from(len) <= self.len {
-                buf = self.bytes_at(position, len as usize)?;
+                at = self.ensure(position, len as usize)?;
             }
         }
-        match frame::decode(&buf) {
+        match frame::decode(&self.chunk[at..]) {
             Decoded::Frame(header) => {
                 self.position += u64::from(header.frame_len);
-                Ok(Some(header.to_entry(&buf)))
+                Ok(Some(header.to_entry_at(&self.chunk, at)))
             }
             Decoded::Incomplete { .. } => Err(SnapshotError::Truncated {
                 path: self.path.clone(),

@@ -276,3 +276,28 @@ fn a_torn_segment_creation_is_repaired_and_garbage_files_are_ignored() {
     log.append(&[entry(next.0)], TimestampMs(0)).unwrap();
     assert_eq!(read_everything(&log).len() as u64, next.0 + 1);
 }
+
+#[test]
+fn megabytes_of_garbage_after_the_last_frame_are_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, frames) = build(dir.path(), 30);
+    let last = segments.last().unwrap();
+    let mut bytes = std::fs::read(last).unwrap();
+    let clean_len = bytes.len();
+    // Random garbage (xorshift, fixed seed) and then zeros: what a crash mid-write can leave.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..(2 << 20) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        bytes.push(state as u8);
+    }
+    bytes.resize(bytes.len() + (1 << 20), 0);
+    std::fs::write(last, &bytes).unwrap();
+    let started = std::time::Instant::now();
+    let log = Log::open(dir.path(), config()).unwrap();
+    let took = started.elapsed();
+    println!("opened past 3 MiB of garbage in {took:?}");
+    assert_eq!(log.next_offset(), Offset(frames.len() as u64));
+    assert_eq!(std::fs::metadata(last).unwrap().len(), clean_len as u64);
+}
