@@ -19,6 +19,20 @@ pub fn sync_dir(dir: &Path) -> Result<(), LogError> {
         .map_err(|e| LogError::io("fsync directory", dir, e))
 }
 
+/// Creates `dir` and any missing ancestors, fsyncing the parent of each one created: a new
+/// directory's name is not durable until its parent is synced, and everything under it would
+/// vanish with it.
+pub fn create_dir_durably(dir: &Path) -> Result<(), LogError> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.exists()).collect();
+    std::fs::create_dir_all(dir).map_err(|e| LogError::io("create directory", dir, e))?;
+    for created in missing.iter().rev() {
+        if let Some(parent) = created.parent().filter(|p| !p.as_os_str().is_empty()) {
+            sync_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
 /// Creates `path`, failing if it exists: a segment file is never silently replaced.
 pub(crate) fn create_new(path: &Path) -> Result<File, LogError> {
     OpenOptions::new()

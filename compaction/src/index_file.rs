@@ -24,8 +24,9 @@ const TIME_INDEX_SUFFIX: &str = "timeindex";
 const OFFSET_MAGIC: &[u8; 6] = b"CHRTIX";
 const TIME_MAGIC: &[u8; 6] = b"CHRTTI";
 const VERSION: u8 = 1;
-/// magic, version, pad, segment_len, header_crc, count, next, last, last_position, max_ts, flags
-const OFFSET_HEADER_LEN: usize = 6 + 1 + 1 + 8 + 4 + 4 + 8 + 8 + 8 + 8 + 8;
+/// magic, version, pad, segment_len, header_crc, count, next, last, last_position, max_ts,
+/// flags, last frame crc, reserved
+const OFFSET_HEADER_LEN: usize = 6 + 1 + 1 + 8 + 4 + 4 + 8 + 8 + 8 + 8 + 8 + 4 + 4;
 const TIME_HEADER_LEN: usize = 6 + 1 + 1 + 8 + 4 + 4;
 const NONE: u64 = u64::MAX;
 
@@ -39,6 +40,9 @@ pub struct SegmentSummary {
     pub max_timestamp: Option<TimestampMs>,
     /// Position of the segment's final frame.
     pub last_position: Option<u64>,
+    /// The stored CRC of the final frame: binds the index to that frame's content, not only to
+    /// its offsets and size (a truncated and rewritten segment can repeat those).
+    pub last_frame_crc: u32,
 }
 
 fn paths(dir: &Path, base: Offset) -> (PathBuf, PathBuf) {
@@ -46,6 +50,25 @@ fn paths(dir: &Path, base: Offset) -> (PathBuf, PathBuf) {
         dir.join(segment::file_name(base, OFFSET_INDEX_SUFFIX)),
         dir.join(segment::file_name(base, TIME_INDEX_SUFFIX)),
     )
+}
+
+/// Deletes index files whose segment does not exist (a crash between unlinking a segment and
+/// its index files leaves them), so a later segment with the same base never meets them.
+pub fn remove_orphans(dir: &Path, live: &[Offset]) -> Result<(), LogError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| LogError::io("list directory", dir, e))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| LogError::io("list directory", dir, e))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some((base, OFFSET_INDEX_SUFFIX | TIME_INDEX_SUFFIX)) =
+            segment::parse_file_name(name)
+        {
+            if live.binary_search(&base).is_err() {
+                fsutil::remove_file(&entry.path())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Deletes both index files of the segment at `base` (missing files are fine).
@@ -83,6 +106,14 @@ pub fn write(dir: &Path, view: &SegmentView) -> Result<(), LogError> {
     let points = view.index.points();
     let last_pos = last_position(view)?;
     let crc = header_crc(&view.segment);
+    let last_frame_crc = match last_pos {
+        Some(at) => {
+            let mut prefix = [0u8; 8];
+            fsutil::read_exact_at(&view.segment.file, &view.segment.path, &mut prefix, at)?;
+            frame::read_u32(&prefix, 4)
+        }
+        None => 0,
+    };
 
     let mut offsets = Vec::with_capacity(OFFSET_HEADER_LEN + points.len() * 8 + 4);
     offsets.extend_from_slice(OFFSET_MAGIC);
@@ -96,6 +127,8 @@ pub fn write(dir: &Path, view: &SegmentView) -> Result<(), LogError> {
     offsets.extend_from_slice(&last_pos.unwrap_or(NONE).to_le_bytes());
     offsets.extend_from_slice(&view.max_timestamp.map_or(0, |t| t.0).to_le_bytes());
     offsets.extend_from_slice(&u64::from(view.max_timestamp.is_some()).to_le_bytes());
+    offsets.extend_from_slice(&last_frame_crc.to_le_bytes());
+    offsets.extend_from_slice(&0u32.to_le_bytes());
     for p in points {
         offsets.extend_from_slice(&p.relative_offset.to_le_bytes());
         offsets.extend_from_slice(&p.position.to_le_bytes());
@@ -178,6 +211,7 @@ fn decode(offsets: &[u8], times: &[u8], segment: &Segment, len: u64) -> Option<S
     let last_position = frame::read_u64(o, 40);
     let max_ts = frame::read_u64(o, 48) as i64;
     let has_max = frame::read_u64(o, 56);
+    let last_frame_crc = frame::read_u32(o, 64);
     let mut points = Vec::with_capacity(count);
     for i in 0..count {
         let relative_offset = frame::read_u32(o, OFFSET_HEADER_LEN + i * 8);
@@ -221,6 +255,7 @@ fn decode(offsets: &[u8], times: &[u8], segment: &Segment, len: u64) -> Option<S
         last_offset: (last != NONE).then_some(Offset(last)),
         max_timestamp: (has_max == 1).then_some(TimestampMs(max_ts)),
         last_position: (last_position != NONE).then_some(last_position),
+        last_frame_crc,
     })
 }
 
@@ -243,6 +278,9 @@ fn tail_matches(segment: &Segment, summary: &SegmentSummary) -> Result<bool, Log
     let Ok(final_frame) = window.frame(last_position)? else {
         return Ok(false);
     };
+    if frame::read_u32(window.at(last_position, 8)?, 4) != summary.last_frame_crc {
+        return Ok(false);
+    }
     Ok(final_frame.last_offset == last_offset
         && last_position + u64::from(final_frame.frame_len) == summary.end
         && final_frame.next_offset() == summary.next_offset

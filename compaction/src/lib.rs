@@ -43,7 +43,7 @@ pub use atomic_file::{read_file_checked, write_file_atomically, AtomicFileError}
 pub use config::LogConfig;
 pub use entry::Entry;
 pub use error::{CorruptReason, LogError};
-pub use fsutil::sync_dir;
+pub use fsutil::{create_dir_durably, sync_dir};
 pub use keyed::{compact_records, replay, KeyedRecord, TombstonePolicy};
 pub use log::{AppendInfo, DeletedSegments, Log, RetentionPolicy, SegmentInfo};
 pub use log_compaction::CompactionOutcome;

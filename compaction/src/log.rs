@@ -201,9 +201,10 @@ impl Log {
     pub fn open(dir: impl AsRef<Path>, config: LogConfig) -> Result<Log, LogError> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
-        std::fs::create_dir_all(&dir).map_err(|e| LogError::io("create directory", &dir, e))?;
+        fsutil::create_dir_durably(&dir)?;
         crate::log_compaction::recover_interrupted_swaps(&dir, &config)?;
         let bases = list_segments(&dir)?;
+        index_file::remove_orphans(&dir, &bases)?;
         let mut views = Vec::with_capacity(bases.len().max(1));
         if bases.is_empty() {
             views.push(create_segment_view(&dir, Offset(0))?);
@@ -342,7 +343,9 @@ impl Log {
     /// Appends `entries` (contiguous, starting at [`Log::next_offset`], or anywhere if the log
     /// is empty) and publishes them to readers. Not durable yet: see [`Log::sync_to`].
     ///
-    /// `now_ms` only drives time-based segment rolling.
+    /// `now_ms` only drives time-based segment rolling. Limits and offsets are checked before
+    /// anything is written; an IO error mid-way (while rolling to a new segment) can leave a
+    /// prefix of `entries` appended: [`Log::next_offset`] says where the log ends.
     pub fn append(&self, entries: &[Entry], now_ms: TimestampMs) -> Result<AppendInfo, LogError> {
         let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
             return Err(LogError::InvalidEntry("an append needs at least one entry"));

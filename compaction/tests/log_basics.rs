@@ -441,3 +441,42 @@ fn compaction_keeps_latest_per_key_and_survives_reopen() {
         assert_eq!(&got[0], expected);
     }
 }
+
+#[test]
+fn stale_index_files_of_a_rewritten_segment_are_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = LogConfig {
+        verify_sealed_on_open: false,
+        ..small_config()
+    };
+    let entry =
+        |i: u64, ts: i64| Entry::single(Offset(i), TimestampMs(ts), Bytes::from(vec![7u8; 40]));
+    let log = Log::open(dir.path(), fast.clone()).unwrap();
+    for i in 0..60 {
+        log.append(&[entry(i, i as i64)], TimestampMs(0)).unwrap();
+    }
+    let first = log.segments()[0].clone();
+    let index = first.path.with_extension("index");
+    let time_index = first.path.with_extension("timeindex");
+    let stale = (
+        std::fs::read(&index).unwrap(),
+        std::fs::read(&time_index).unwrap(),
+    );
+    // Rewrite the first segment with entries of the same offsets and sizes, other timestamps.
+    log.truncate_from(Offset(1)).unwrap();
+    for i in 1..60 {
+        log.append(&[entry(i, 1000 + i as i64)], TimestampMs(0))
+            .unwrap();
+    }
+    assert_eq!(log.segments()[0].size_bytes, first.size_bytes);
+    drop(log);
+    std::fs::write(&index, &stale.0).unwrap();
+    std::fs::write(&time_index, &stale.1).unwrap();
+    let log = Log::open(dir.path(), fast).unwrap();
+    let found = log.find_by_timestamp(TimestampMs(1001)).unwrap().unwrap();
+    assert_eq!(found.first_offset, Offset(1));
+    assert_eq!(
+        log.segments()[0].max_timestamp,
+        Some(TimestampMs(1000 + first.next_offset.0 as i64 - 1))
+    );
+}
