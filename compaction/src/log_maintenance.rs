@@ -113,6 +113,58 @@ impl Log {
         Ok(new_next)
     }
 
+    /// Empties the log and restarts it at `next` (both its start and its end), durably: a Raft
+    /// follower installing a snapshot past its log end. Segments go newest first, then the new
+    /// empty segment is created; a crash in between leaves a prefix of the old log or an empty
+    /// directory (which opens as an empty log, and an empty log takes an append anywhere).
+    pub fn reset(&self, next: Offset) -> Result<(), LogError> {
+        if next > Offset::MAX {
+            return Err(LogError::InvalidEntry("offset past the maximum"));
+        }
+        let _maintenance = self.maintenance.lock().unwrap_or_else(|e| e.into_inner());
+        self.commit.check_poisoned()?;
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let segments: Vec<SegmentView> = self.read_view().segments.clone();
+        let result = (|| {
+            for view in segments.iter().rev() {
+                fsutil::remove_file(&view.segment.path)?;
+                index_file::remove(&self.dir, view.segment.base())?;
+            }
+            fsutil::sync_dir(&self.dir)?;
+            crate::log::create_segment_view(&self.dir, next)
+        })();
+        let view = match result {
+            Ok(view) => view,
+            Err(error) => {
+                self.commit.poison(&error);
+                return Err(error);
+            }
+        };
+        writer.active = Arc::clone(&view.segment);
+        writer.position = view.end;
+        writer.next_offset = next;
+        writer.roll_clock_start_ms = None;
+        {
+            let mut published = self.write_view();
+            published.segments = vec![view];
+            published.generation += 1;
+        }
+        self.commit.reset(next, next);
+        Ok(())
+    }
+
+    /// Deletes the log's files and its directory (a deleted topic). Readers still holding
+    /// entries keep them; the directory removal is made durable in the parent.
+    pub fn destroy(self) -> Result<(), LogError> {
+        let dir = self.dir.clone();
+        drop(self);
+        std::fs::remove_dir_all(&dir).map_err(|e| LogError::io("remove directory", &dir, e))?;
+        match dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(parent) => fsutil::sync_dir(parent),
+            None => Ok(()),
+        }
+    }
+
     /// Deletes the oldest segments whose entries all lie below `offset`, never the active one.
     /// Returns what was deleted and the new start offset (`<= offset`).
     pub fn purge_to(&self, offset: Offset) -> Result<DeletedSegments, LogError> {

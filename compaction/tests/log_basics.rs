@@ -480,3 +480,32 @@ fn stale_index_files_of_a_rewritten_segment_are_not_trusted() {
         Some(TimestampMs(1000 + first.next_offset.0 as i64 - 1))
     );
 }
+
+#[test]
+fn reset_restarts_the_log_past_its_end_and_destroy_removes_it() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("topics").join("t-0");
+    let log = Log::open(&dir, small_config()).unwrap();
+    append_singles(&log, 0, 50, 0);
+    log.reset(Offset(1000)).unwrap();
+    assert_eq!(
+        (log.start_offset(), log.next_offset()),
+        (Offset(1000), Offset(1000))
+    );
+    assert!(read_all(&log).is_empty());
+    assert!(matches!(
+        log.read(Offset(10), 10),
+        Err(LogError::OffsetOutOfRange { .. })
+    ));
+    append_singles(&log, 1000, 5, 0);
+    drop(log);
+    let log = Log::open(&dir, small_config()).unwrap();
+    assert_eq!(
+        (log.start_offset(), log.next_offset()),
+        (Offset(1000), Offset(1005))
+    );
+    assert_eq!(read_all(&log)[0].payload, payload(1000));
+    log.destroy().unwrap();
+    assert!(!dir.exists());
+    assert!(parent.path().join("topics").exists());
+}

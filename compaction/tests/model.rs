@@ -55,6 +55,9 @@ enum Op {
     Compact {
         tombstone_retention_ms: i64,
     },
+    Reset {
+        ahead: u64,
+    },
 }
 
 fn new_entry() -> impl Strategy<Value = NewEntry> {
@@ -90,6 +93,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<u16>().prop_map(|pick| Op::Truncate { pick }),
         1 => any::<u16>().prop_map(|pick| Op::Purge { pick }),
         2 => (0i64..3000).prop_map(|tombstone_retention_ms| Op::Compact { tombstone_retention_ms }),
+        1 => (0u64..20).prop_map(|ahead| Op::Reset { ahead }),
     ]
 }
 
@@ -321,6 +325,13 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     .count();
                 prop_assert_eq!(deleted.segments, count);
                 model.drop_below(segments[count].base_offset);
+            }
+            Op::Reset { ahead } => {
+                let next = Offset(model.next.0 + ahead);
+                current.reset(next).unwrap();
+                model.entries.clear();
+                model.start = next;
+                model.next = next;
             }
             Op::Compact {
                 tombstone_retention_ms,
