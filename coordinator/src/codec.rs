@@ -285,6 +285,44 @@ fn encode_group(w: &mut Writer, g: &ClassicGroup) {
     }
 }
 
+/// The exact length of a group record's value, without encoding it: membership handlers
+/// check it against `Config::group_record_max_bytes` on every change that can grow a group.
+pub(crate) fn group_value_len(g: &ClassicGroup) -> usize {
+    const LEN: usize = 4;
+    let opt_str = |s: Option<&str>| 1 + s.map_or(0, |s| LEN + s.len());
+    let mut n = 2 + 1 + 8 + 4;
+    n += opt_str(g.protocol_type.as_deref());
+    n += opt_str(g.protocol_name.as_deref());
+    n += opt_str(g.leader.as_ref().map(MemberId::as_str));
+    n += 1 + if g.initial_delay.is_some() { 8 } else { 0 };
+    n += 1;
+    n += 1 + if g.join_deadline.is_some() { 8 } else { 0 };
+    n += 1 + if g.sync_deadline.is_some() { 8 } else { 0 };
+    n += LEN;
+    for (id, m) in &g.members {
+        n += LEN + id.as_str().len();
+        n += opt_str(m.group_instance_id.as_ref().map(GroupInstanceId::as_str));
+        n += LEN + m.client_id.len() + LEN + m.client_host.len();
+        n += 4 + 4;
+        n += LEN + m.protocol_type.len();
+        n += LEN;
+        for (name, metadata) in &m.protocols {
+            n += LEN + name.len() + LEN + metadata.len();
+        }
+        n += LEN + m.assignment.len();
+        n += 1;
+    }
+    n += LEN;
+    for id in g.pending_members.keys() {
+        n += LEN + id.as_str().len() + 4;
+    }
+    n += LEN;
+    for id in &g.pending_sync {
+        n += LEN + id.as_str().len();
+    }
+    n
+}
+
 pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
     let key = decode_key(key)?;
     match key {
@@ -454,4 +492,54 @@ fn decode_group_value(bytes: &[u8]) -> Result<ClassicGroup, DecodeError> {
         join_deadline,
         sync_deadline,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::group::PendingMember;
+
+    #[test]
+    fn group_value_len_is_the_encoded_length() {
+        let mut g = ClassicGroup::new(TimestampMs(1));
+        assert_eq!(group_value_len(&g), encode_value_of(&g).len());
+        g.protocol_type = Some("consumer".into());
+        g.leader = Some("m".into());
+        g.initial_delay = Some(InitialDelay {
+            delay_ms: 1,
+            remaining_ms: 2,
+        });
+        g.join_deadline = Some(TimestampMs(5));
+        g.members.insert(
+            "m".into(),
+            Member {
+                group_instance_id: Some("i".into()),
+                client_id: "c".into(),
+                client_host: "h".into(),
+                rebalance_timeout_ms: 1,
+                session_timeout_ms: 2,
+                protocol_type: "consumer".into(),
+                protocols: vec![("range".into(), Bytes::from_static(b"abc"))],
+                assignment: Bytes::from_static(b"xy"),
+                awaiting_join: true,
+                awaiting_sync: false,
+                is_new: false,
+            },
+        );
+        g.pending_members.insert(
+            "p".into(),
+            PendingMember {
+                session_timeout_ms: 3,
+            },
+        );
+        g.pending_sync.insert("m".into());
+        assert_eq!(group_value_len(&g), encode_value_of(&g).len());
+    }
+
+    fn encode_value_of(g: &ClassicGroup) -> Vec<u8> {
+        encode_value(&Record::GroupMetadata {
+            group_id: "g".into(),
+            value: Some(Box::new(g.clone())),
+        })
+    }
 }

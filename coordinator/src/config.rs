@@ -43,6 +43,10 @@ pub struct Config {
     pub member_metadata_max_bytes: usize,
     /// Most bytes of assignment the leader may give one member.
     pub member_assignment_max_bytes: usize,
+    /// Most bytes of one group's record value: a join that would grow the group past it gets
+    /// GROUP_MAX_SIZE_REACHED, an assignment that would gets INVALID_REQUEST. Keeps every
+    /// record well under the log's and snapshot's 16 MiB record limit.
+    pub group_record_max_bytes: usize,
 }
 
 impl Default for Config {
@@ -63,6 +67,7 @@ impl Default for Config {
             protocols_max: 64,
             member_metadata_max_bytes: 256 * 1024,
             member_assignment_max_bytes: 1024 * 1024,
+            group_record_max_bytes: 8 * 1024 * 1024,
         }
     }
 }

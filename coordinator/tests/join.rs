@@ -540,3 +540,27 @@ fn static_members_that_did_not_rejoin_are_kept_through_the_join_phase() {
         "the static member stays until its session expires"
     );
 }
+
+#[test]
+fn join_that_would_outgrow_the_group_record_returns_group_max_size_reached() {
+    let mut h = Harness::with_config(Config {
+        group_record_max_bytes: 800,
+        ..Config::default()
+    });
+    let big = bytes::Bytes::from(vec![7u8; 200]);
+    h.join(
+        JoinReq::new("")
+            .version(3)
+            .protocols(&[("range", big.clone())]),
+    );
+    let out = h.join(
+        JoinReq::new("")
+            .version(3)
+            .protocols(&[("range", big.clone())]),
+    );
+    assert!(matches!(out.reply, Reply::Parked { .. }));
+    let out = h.join(JoinReq::new("").version(3).protocols(&[("range", big)]));
+    assert_eq!(join_error(&out), Some(ErrorKind::GroupMaxSizeReached));
+    assert!(out.records.is_empty());
+    assert_eq!(h.group().members.len(), 2);
+}

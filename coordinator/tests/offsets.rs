@@ -412,3 +412,12 @@ fn deleted_topics_lose_their_offsets_in_every_group() {
         .is_some());
     assert_eq!(h.state.offset_count(), 1);
 }
+
+#[test]
+fn commit_to_a_topic_name_no_kafka_topic_can_have_returns_unknown_topic_or_partition() {
+    let mut h = Harness::new();
+    let long = "t".repeat(h.config.field_max_bytes + 1);
+    let r = h.commit_with(CommitReq::admin().topic(&long).offset(0, 1));
+    assert_eq!(r[0].1, Some(ErrorKind::UnknownTopicOrPartition));
+    assert_eq!(h.state.offset_count(), 0);
+}

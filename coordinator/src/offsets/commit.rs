@@ -87,7 +87,9 @@ pub(crate) fn decide(state: &CoordinatorState, c: &CommitOffsets) -> Outcome {
         let mut partitions = Vec::with_capacity(topic.partitions.len());
         for p in &topic.partitions {
             let metadata = p.metadata.as_deref().unwrap_or("");
-            let error = if !p.partition_known {
+            // No Kafka topic name is longer than 249 characters.
+            let error = if !p.partition_known || topic.name.as_str().len() > config.field_max_bytes
+            {
                 Some(ErrorKind::UnknownTopicOrPartition)
             } else if let Err(error) = &group_check {
                 Some(*error)
