@@ -148,7 +148,7 @@ pub(crate) fn list_groups(state: &CoordinatorState, c: &ListGroups) -> ReadOutco
                     group_id: group_id.clone(),
                     protocol_type,
                     state: group_state,
-                    group_type: CLASSIC_GROUP_TYPE,
+                    group_type: CLASSIC_GROUP_TYPE.to_owned(),
                 })
             })
             .collect()

@@ -62,21 +62,21 @@ pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 /// The initial-rebalance delay in progress (Kafka's `tryCompleteInitialRebalanceElseSchedule`
 /// arguments): the join phase of a group that left Empty waits `delay_ms`, and is extended
 /// while members keep arriving until `remaining_ms` is used up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InitialDelay {
     pub delay_ms: i32,
     pub remaining_ms: i32,
 }
 
 /// A member that was given an id with MEMBER_ID_REQUIRED and has not rejoined yet.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingMember {
     /// Its session timeout bounds how long it may take to rejoin.
     pub session_timeout_ms: i32,
 }
 
 /// One member of a classic group.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Member {
     pub group_instance_id: Option<GroupInstanceId>,
     pub client_id: String,
@@ -117,7 +117,7 @@ impl Member {
 }
 
 /// A classic group's full replicated state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassicGroup {
     pub state: GroupState,
     /// When the group entered `state` (KIP-211 counts retention from the time it became Empty).

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// What a write command produces on every replica. The runtime applies it as
 /// `for r in &outcome.records { state.replay(r) }`; only the leader acts on `reply`,
 /// `member_replies` and `timers`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
     /// Records to replay, in order. They carry every state change the command makes.
     pub records: Vec<Record>,
@@ -34,7 +34,7 @@ impl Outcome {
 }
 
 /// What a read command produces: an answer and, for a heartbeat, a re-armed session timer.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReadOutcome {
     pub reply: Reply,
     pub timers: Vec<TimerOp>,
@@ -50,7 +50,7 @@ pub enum ParkedKind {
 }
 
 /// An answer to a parked request of `member` in `group`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemberReply {
     pub group_id: GroupId,
     pub member_id: MemberId,

@@ -8,9 +8,10 @@ use crate::codec::{self, DecodeError};
 use crate::group::ClassicGroup;
 use crate::ids::{GroupId, PartitionIndex, TopicName};
 use crate::offsets::index::OffsetCommitValue;
+use serde::{Deserialize, Serialize};
 
 /// A record's key, what compaction keeps the latest value of.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum RecordKey {
     OffsetCommit {
         group_id: GroupId,
@@ -23,7 +24,9 @@ pub enum RecordKey {
 }
 
 /// One change to the coordinator's state.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Serde is derived for convenience (e.g. to ship an `Outcome` between threads or in tests);
+/// the log and snapshots use [`Record::encode_key`] / [`Record::encode_value`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Record {
     /// A committed offset, or its removal (`value: None`).
     OffsetCommit {

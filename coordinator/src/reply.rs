@@ -48,7 +48,7 @@ pub enum ErrorKind {
 }
 
 /// The answer to a request, or to a parked request.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Reply {
     /// The request waits; its answer will be a member reply for `(group, member, kind)`.
     Parked {
@@ -71,7 +71,7 @@ pub enum Reply {
 }
 
 /// A member as the group leader sees it in its JoinGroup response.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JoinResponseMember {
     pub member_id: MemberId,
     pub group_instance_id: Option<GroupInstanceId>,
@@ -81,7 +81,7 @@ pub struct JoinResponseMember {
 
 /// JoinGroup response. On error only `error` and `member_id` are meaningful (the minted id
 /// for MEMBER_ID_REQUIRED, the request's or "" otherwise, as Kafka answers).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JoinResponse {
     pub error: Option<ErrorKind>,
     pub generation: Generation,
@@ -112,7 +112,7 @@ impl JoinResponse {
 }
 
 /// SyncGroup response.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SyncResponse {
     pub error: Option<ErrorKind>,
     pub protocol_type: Option<String>,
@@ -133,7 +133,7 @@ impl SyncResponse {
 
 /// LeaveGroup response. For v0–v2 (one member, no per-member array) the binary answers
 /// [`LeaveResponse::single_error`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeaveResponse {
     pub error: Option<ErrorKind>,
     pub members: Vec<LeaveMemberResult>,
@@ -147,7 +147,7 @@ impl LeaveResponse {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeaveMemberResult {
     pub member_id: MemberId,
     pub group_instance_id: Option<GroupInstanceId>,
@@ -161,14 +161,14 @@ pub type TopicResults = Vec<(TopicName, PartitionResults)>;
 
 /// OffsetCommit response: OffsetCommit has no top-level error, group errors are repeated in
 /// every partition, as Kafka does.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CommitResponse {
     pub topics: TopicResults,
 }
 
 /// One partition of an OffsetFetch answer. Without a committed offset: offset −1,
 /// leader epoch −1, metadata "".
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FetchedPartition {
     pub partition: PartitionIndex,
     pub offset: Offset,
@@ -177,13 +177,13 @@ pub struct FetchedPartition {
     pub error: Option<ErrorKind>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FetchedTopic {
     pub name: TopicName,
     pub partitions: Vec<FetchedPartition>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FetchedGroup {
     pub group_id: GroupId,
     pub error: Option<ErrorKind>,
@@ -192,13 +192,13 @@ pub struct FetchedGroup {
 
 /// OffsetFetch response: one entry per requested group (v0–v7 have exactly one; the binary
 /// puts its error at top level).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FetchResponse {
     pub groups: Vec<FetchedGroup>,
 }
 
 /// OffsetDelete response.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeleteOffsetsResponse {
     pub error: Option<ErrorKind>,
     pub topics: TopicResults,
@@ -206,7 +206,7 @@ pub struct DeleteOffsetsResponse {
 
 /// A member in DescribeGroups. Metadata and assignment are filled only when the group is
 /// Stable, as Kafka does.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DescribedMember {
     pub member_id: MemberId,
     pub group_instance_id: Option<GroupInstanceId>,
@@ -218,7 +218,7 @@ pub struct DescribedMember {
 
 /// One group in DescribeGroups. An unknown group is `Dead` with empty fields and no error up
 /// to v5, GROUP_ID_NOT_FOUND from v6.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DescribedGroup {
     pub group_id: GroupId,
     pub error: Option<ErrorKind>,
@@ -230,12 +230,12 @@ pub struct DescribedGroup {
 }
 
 /// One group in ListGroups.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ListedGroup {
     pub group_id: GroupId,
     /// "" for simple (offset-only) groups.
     pub protocol_type: String,
     pub state: GroupState,
     /// Always "classic": Cohort implements the classic protocol only.
-    pub group_type: &'static str,
+    pub group_type: String,
 }

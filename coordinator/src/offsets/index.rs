@@ -100,7 +100,7 @@ impl TopicInterner {
 }
 
 /// A committed offset as stored and replicated.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OffsetCommitValue {
     pub offset: Offset,
     pub leader_epoch: LeaderEpoch,
