@@ -7,6 +7,20 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use compaction::{CorruptReason, Entry, Log, LogConfig, LogError, Offset, TimestampMs};
 
+/// Replaces a file's content in place. `std::fs::write` truncates to zero first, which makes
+/// ext4 flush the file on close (its replace-by-truncate heuristic) and costs an IO per call.
+fn overwrite(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) -> std::io::Result<()> {
+    use std::io::Write;
+    let bytes = bytes.as_ref();
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    file.write_all(bytes)?;
+    file.set_len(bytes.len() as u64)
+}
+
 fn config() -> LogConfig {
     LogConfig {
         max_segment_bytes: 2048,
@@ -80,7 +94,7 @@ fn torn_tail_at_every_byte_of_the_last_frames_keeps_the_complete_prefix() {
             if zero_fill {
                 torn.resize(original.len(), 0);
             }
-            std::fs::write(&last, &torn).unwrap();
+            overwrite(&last, &torn).unwrap();
             let log = Log::open(dir.path(), config())
                 .unwrap_or_else(|e| panic!("cut {cut} zero_fill {zero_fill}: {e}"));
             let complete = frames
@@ -97,14 +111,18 @@ fn torn_tail_at_every_byte_of_the_last_frames_keeps_the_complete_prefix() {
                 assert_eq!(e, &entry(i as u64));
             }
             assert_eq!(log.next_offset(), Offset(complete));
-            // The tail is gone from the file, and appends continue right after the prefix.
+            // The tail is gone from the file, and appends continue right after the prefix
+            // (checked at every fifth cut: each costs fsyncs).
+            if cut % 5 != 0 {
+                continue;
+            }
             log.append(&[entry(complete)], TimestampMs(0)).unwrap();
             drop(log);
             let log = Log::open(dir.path(), config()).unwrap();
             assert_eq!(log.next_offset(), Offset(complete + 1));
         }
     }
-    std::fs::write(&last, &original).unwrap();
+    overwrite(&last, &original).unwrap();
 }
 
 #[test]
@@ -117,7 +135,7 @@ fn a_bad_crc_in_the_last_frame_with_nothing_after_it_is_a_torn_tail() {
     for at in start..end {
         let mut damaged = bytes.clone();
         damaged[at as usize] ^= 0x01;
-        std::fs::write(last, &damaged).unwrap();
+        overwrite(last, &damaged).unwrap();
         let log = Log::open(dir.path(), config()).unwrap_or_else(|e| panic!("flip at {at}: {e}"));
         assert_eq!(
             log.next_offset(),
@@ -125,7 +143,7 @@ fn a_bad_crc_in_the_last_frame_with_nothing_after_it_is_a_torn_tail() {
             "flip at {at}"
         );
         drop(log);
-        std::fs::write(last, &bytes).unwrap();
+        overwrite(last, &bytes).unwrap();
     }
     bytes.truncate(0);
 }
@@ -183,7 +201,7 @@ fn a_flipped_bit_mid_log_is_refused_with_file_and_position() {
             for bit in [0, 7] {
                 let mut damaged = original.clone();
                 damaged[at as usize] ^= 1 << bit;
-                std::fs::write(path, &damaged).unwrap();
+                overwrite(path, &damaged).unwrap();
                 let reason = expect_corrupt(dir.path(), path, start);
                 if s == last_segment {
                     assert!(
@@ -193,7 +211,7 @@ fn a_flipped_bit_mid_log_is_refused_with_file_and_position() {
                 }
             }
         }
-        std::fs::write(path, &original).unwrap();
+        overwrite(path, &original).unwrap();
     }
     // Intact again: opens with everything.
     let log = Log::open(dir.path(), config()).unwrap();
@@ -207,14 +225,14 @@ fn a_truncated_sealed_segment_and_a_missing_segment_are_refused() {
     assert!(segments.len() >= 3);
     let sealed = &segments[0];
     let original = std::fs::read(sealed).unwrap();
-    std::fs::write(sealed, &original[..original.len() - 3]).unwrap();
+    overwrite(sealed, &original[..original.len() - 3]).unwrap();
     let reason = expect_corrupt(dir.path(), sealed, {
         // The last frame of the sealed segment starts where it can no longer be read whole.
         let log_frames = build_positions(&original);
         *log_frames.last().unwrap()
     });
     assert_eq!(reason, CorruptReason::TruncatedSealedSegment);
-    std::fs::write(sealed, &original).unwrap();
+    overwrite(sealed, &original).unwrap();
     // A segment in the middle disappears.
     let middle = &segments[1];
     let kept = std::fs::read(middle).unwrap();
@@ -223,11 +241,11 @@ fn a_truncated_sealed_segment_and_a_missing_segment_are_refused() {
         Log::open(dir.path(), config()),
         Err(LogError::SegmentGap { .. })
     ));
-    std::fs::write(middle, kept).unwrap();
+    overwrite(middle, kept).unwrap();
     // A damaged segment header.
     let mut header = original.clone();
     header[3] ^= 0xff;
-    std::fs::write(sealed, &header).unwrap();
+    overwrite(sealed, &header).unwrap();
     assert!(matches!(
         Log::open(dir.path(), config()),
         Err(LogError::Corrupt {
@@ -241,7 +259,7 @@ fn a_truncated_sealed_segment_and_a_missing_segment_are_refused() {
     newer[6] = 9;
     let crc = crc32c::crc32c(&newer[..28]);
     newer[28..32].copy_from_slice(&crc.to_le_bytes());
-    std::fs::write(sealed, &newer).unwrap();
+    overwrite(sealed, &newer).unwrap();
     assert!(matches!(
         Log::open(dir.path(), config()),
         Err(LogError::UnsupportedVersion { version: 9, .. })
@@ -269,8 +287,8 @@ fn a_torn_segment_creation_is_repaired_and_garbage_files_are_ignored() {
     drop(log);
     // The crash hit between creating the next segment and writing its header.
     let torn = dir.path().join(format!("{:020}.log", next.0));
-    std::fs::write(&torn, [0u8; 7]).unwrap();
-    std::fs::write(dir.path().join("notes.txt"), b"not a segment").unwrap();
+    overwrite(&torn, [0u8; 7]).unwrap();
+    overwrite(dir.path().join("notes.txt"), b"not a segment").unwrap();
     let log = Log::open(dir.path(), config()).unwrap();
     assert_eq!(log.next_offset(), next);
     log.append(&[entry(next.0)], TimestampMs(0)).unwrap();
@@ -293,7 +311,7 @@ fn megabytes_of_garbage_after_the_last_frame_are_cut() {
         bytes.push(state as u8);
     }
     bytes.resize(bytes.len() + (1 << 20), 0);
-    std::fs::write(last, &bytes).unwrap();
+    overwrite(last, &bytes).unwrap();
     let started = std::time::Instant::now();
     let log = Log::open(dir.path(), config()).unwrap();
     let took = started.elapsed();
