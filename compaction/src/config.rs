@@ -31,6 +31,10 @@ pub struct LogConfig {
     /// batch has a CRC32C its consumers verify) can skip ours to read at memory speed; open,
     /// compaction and index checks always verify.
     pub verify_crc_on_read: bool,
+    /// An operator's escape hatch, off by default: cut the last segment at its first bad frame
+    /// even when valid frames follow it (open otherwise refuses such a log). Everything after
+    /// the bad frame is dropped and logged. Sealed segments are never repaired this way.
+    pub repair_tail_corruption: bool,
     /// Compaction keeps one map entry per distinct key; this bounds its memory.
     pub max_compaction_keys: usize,
 }
@@ -45,6 +49,7 @@ impl Default for LogConfig {
             max_key_bytes: 64 << 10,
             verify_sealed_on_open: true,
             verify_crc_on_read: true,
+            repair_tail_corruption: false,
             max_compaction_keys: 10_000_000,
         }
     }

@@ -641,10 +641,10 @@ fn open_segment(
             });
         }
     }
-    let mode = if is_last {
-        ScanMode::Tail
-    } else {
-        ScanMode::Sealed
+    let mode = match (is_last, config.repair_tail_corruption) {
+        (true, false) => ScanMode::Tail,
+        (true, true) => ScanMode::TailRepair,
+        (false, _) => ScanMode::Sealed,
     };
     let scan = segment::scan(&segment, len, mode, config.index_interval_bytes)?;
     if let Some((position, fault)) = scan.torn_at {

@@ -316,6 +316,9 @@ pub enum ScanMode {
     Sealed,
     /// The last segment: a bad frame with nothing valid after it is a torn write.
     Tail,
+    /// The last segment, under an operator's explicit repair: everything from the first bad
+    /// frame on is cut, valid frames after it included.
+    TailRepair,
 }
 
 /// What a scan learned about a segment.
@@ -383,10 +386,13 @@ pub fn scan(
                     };
                     return Err(segment.corrupt(position, reason));
                 }
-                ScanMode::Tail => {
-                    if find_valid_frame_after(&mut window, segment, position, scan.last_offset)?
-                        .is_some()
-                    {
+                ScanMode::Tail | ScanMode::TailRepair => {
+                    let valid_after = if mode == ScanMode::Tail {
+                        find_valid_frame_after(&mut window, segment, position, scan.last_offset)?
+                    } else {
+                        None
+                    };
+                    if valid_after.is_some() {
                         return Err(
                             segment.corrupt(position, CorruptReason::FrameBeforeValidData(fault))
                         );

@@ -319,3 +319,29 @@ fn megabytes_of_garbage_after_the_last_frame_are_cut() {
     assert_eq!(log.next_offset(), Offset(frames.len() as u64));
     assert_eq!(std::fs::metadata(last).unwrap().len(), clean_len as u64);
 }
+
+#[test]
+fn an_explicit_repair_cuts_mid_tail_damage_that_a_normal_open_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (segments, frames) = build(dir.path(), 40);
+    let last_segment = segments.len() - 1;
+    let last = &segments[last_segment];
+    let (index, &(_, start, _)) = frames
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.0 == last_segment)
+        .unwrap();
+    let mut bytes = std::fs::read(last).unwrap();
+    bytes[start as usize + 20] ^= 0x40;
+    overwrite(last, &bytes).unwrap();
+    expect_corrupt(dir.path(), last, start);
+    let repair = LogConfig {
+        repair_tail_corruption: true,
+        ..config()
+    };
+    let log = Log::open(dir.path(), repair).unwrap();
+    assert_eq!(log.next_offset(), Offset(index as u64));
+    drop(log);
+    let log = Log::open(dir.path(), config()).unwrap();
+    assert_eq!(read_everything(&log).len(), index);
+}
