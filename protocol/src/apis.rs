@@ -1,0 +1,151 @@
+//! The one table of served APIs and version ranges. ApiVersions is answered from it, and the
+//! request decoder refuses anything outside it, so what we advertise is exactly what we serve.
+//!
+//! Add a row only together with its handler: clients use an advertised API at once (the Admin
+//! client prefers DescribeTopicPartitions, Java uses OffsetForLeaderEpoch when advertised, Fetch
+//! v13+ switches to topic ids).
+
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::{Message, VersionRange};
+
+/// One served API and the versions served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiRange {
+    /// The API.
+    pub key: ApiKey,
+    /// Lowest version served.
+    pub min: i16,
+    /// Highest version served.
+    pub max: i16,
+}
+
+impl ApiRange {
+    /// Whether `version` is inside the range.
+    pub fn contains(&self, version: i16) -> bool {
+        (self.min..=self.max).contains(&version)
+    }
+}
+
+/// Produce versions below this are advertised but answered with UNSUPPORTED_VERSION: record
+/// batch v2 needs Produce v3. Kafka 4.0 advertises Produce from v0 (KAFKA-18659) because older
+/// librdkafka only enables compression when the broker's Produce range includes v0.
+pub const PRODUCE_MIN_DECODABLE_VERSION: i16 = 3;
+
+/// What Cohort serves. Ranges follow Kafka 4.0 and the reference matrix: Fetch stops at v12
+/// (v13+ addresses topics by id), ListOffsets at v7 (v8+ only adds tiered-storage timestamps),
+/// Metadata at v12.
+pub const SUPPORTED_APIS: &[ApiRange] = &[
+    ApiRange {
+        key: ApiKey::Produce,
+        min: 0,
+        max: 12,
+    },
+    ApiRange {
+        key: ApiKey::Fetch,
+        min: 4,
+        max: 12,
+    },
+    ApiRange {
+        key: ApiKey::ListOffsets,
+        min: 1,
+        max: 7,
+    },
+    ApiRange {
+        key: ApiKey::Metadata,
+        min: 0,
+        max: 12,
+    },
+    ApiRange {
+        key: ApiKey::ApiVersions,
+        min: 0,
+        max: 4,
+    },
+    ApiRange {
+        key: ApiKey::CreateTopics,
+        min: 2,
+        max: 7,
+    },
+    ApiRange {
+        key: ApiKey::DeleteTopics,
+        min: 1,
+        max: 6,
+    },
+    ApiRange {
+        key: ApiKey::InitProducerId,
+        min: 0,
+        max: 4,
+    },
+];
+
+/// The served range of `key`, if it is served at all.
+pub fn supported_range(key: ApiKey) -> Option<ApiRange> {
+    SUPPORTED_APIS.iter().copied().find(|r| r.key == key)
+}
+
+/// The versions the `kafka-protocol` crate can decode as *requests*, for the APIs a Kafka broker
+/// in Cohort's position may serve. This is not `ApiKey::valid_versions()`: that one follows the
+/// response side and says OffsetCommit/OffsetFetch go to v10, while their request types stop at
+/// v9. `None` for APIs Cohort has no use for.
+pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
+    Some(match key {
+        ApiKey::Produce => ProduceRequest::VERSIONS,
+        ApiKey::Fetch => FetchRequest::VERSIONS,
+        ApiKey::ListOffsets => ListOffsetsRequest::VERSIONS,
+        ApiKey::Metadata => MetadataRequest::VERSIONS,
+        ApiKey::OffsetCommit => OffsetCommitRequest::VERSIONS,
+        ApiKey::OffsetFetch => OffsetFetchRequest::VERSIONS,
+        ApiKey::FindCoordinator => FindCoordinatorRequest::VERSIONS,
+        ApiKey::JoinGroup => JoinGroupRequest::VERSIONS,
+        ApiKey::Heartbeat => HeartbeatRequest::VERSIONS,
+        ApiKey::LeaveGroup => LeaveGroupRequest::VERSIONS,
+        ApiKey::SyncGroup => SyncGroupRequest::VERSIONS,
+        ApiKey::DescribeGroups => DescribeGroupsRequest::VERSIONS,
+        ApiKey::ListGroups => ListGroupsRequest::VERSIONS,
+        ApiKey::ApiVersions => ApiVersionsRequest::VERSIONS,
+        ApiKey::CreateTopics => CreateTopicsRequest::VERSIONS,
+        ApiKey::DeleteTopics => DeleteTopicsRequest::VERSIONS,
+        ApiKey::InitProducerId => InitProducerIdRequest::VERSIONS,
+        ApiKey::DeleteGroups => DeleteGroupsRequest::VERSIONS,
+        ApiKey::OffsetDelete => OffsetDeleteRequest::VERSIONS,
+        ApiKey::DescribeCluster => DescribeClusterRequest::VERSIONS,
+        ApiKey::DescribeConfigs => DescribeConfigsRequest::VERSIONS,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_served_version_is_decodable_by_the_codec() {
+        for r in SUPPORTED_APIS {
+            let codec = request_codec_range(r.key).unwrap();
+            let low = if r.key == ApiKey::Produce {
+                PRODUCE_MIN_DECODABLE_VERSION
+            } else {
+                r.min
+            };
+            assert!(
+                codec.min <= low && r.max <= codec.max,
+                "{:?} {}..{} not inside the codec's {codec}",
+                r.key,
+                r.min,
+                r.max
+            );
+        }
+    }
+
+    #[test]
+    fn each_api_appears_once() {
+        for (i, a) in SUPPORTED_APIS.iter().enumerate() {
+            assert!(SUPPORTED_APIS[i + 1..].iter().all(|b| b.key != a.key));
+        }
+    }
+
+    #[test]
+    fn offset_commit_and_fetch_requests_stop_at_v9() {
+        assert_eq!(request_codec_range(ApiKey::OffsetCommit).unwrap().max, 9);
+        assert_eq!(request_codec_range(ApiKey::OffsetFetch).unwrap().max, 9);
+    }
+}

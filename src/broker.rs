@@ -1,0 +1,69 @@
+//! The broker's shared state: what every handler can reach.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::cluster::ClusterView;
+use crate::config::BrokerConfig;
+use crate::errors::BrokerError;
+use crate::topics::{
+    plan_topic, CatalogError, NewTopic, ProducerIdAllocator, TopicCatalog, TopicSpec,
+};
+
+/// Shared by every connection (in an `Arc`).
+pub struct Broker {
+    /// This broker's configuration.
+    pub config: BrokerConfig,
+    /// Who is in the cluster.
+    pub cluster: Arc<dyn ClusterView>,
+    /// Topics.
+    pub catalog: Arc<dyn TopicCatalog>,
+    /// Producer ids for InitProducerId.
+    pub producer_ids: Arc<dyn ProducerIdAllocator>,
+    /// Flips to true when the broker begins shutting down: long polls answer at once.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for Broker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Broker")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Broker {
+    /// Whether shutdown has begun.
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+}
+
+impl Broker {
+    /// Ids of the live brokers (placement targets).
+    pub fn node_ids(&self) -> Vec<i32> {
+        self.cluster.brokers().iter().map(|b| b.node_id.0).collect()
+    }
+
+    /// Validates `new` and, unless `validate_only`, adds it to the catalog.
+    pub async fn create_topic(
+        &self,
+        new: &NewTopic,
+        validate_only: bool,
+    ) -> Result<Arc<TopicSpec>, BrokerError> {
+        let spec = plan_topic(new, self.config.default_num_partitions, &self.node_ids())?;
+        if self.catalog.topic(&spec.name).is_some() {
+            return Err(CatalogError::TopicExists(spec.name).into());
+        }
+        if validate_only {
+            return Ok(Arc::new(spec));
+        }
+        Ok(self.catalog.create(spec).await?)
+    }
+
+    /// Removes a topic from the catalog.
+    pub async fn delete_topic(&self, name: &str) -> Result<Arc<TopicSpec>, BrokerError> {
+        Ok(self.catalog.delete(name).await?)
+    }
+}

@@ -1,0 +1,212 @@
+//! `cohort serve` flags and the broker configuration they become.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+/// Flags of `cohort serve`. Defaults follow DESIGN.md §6 and Kafka where Kafka has one.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Directory for topic data and metadata; one broker process per directory (lock file).
+    #[arg(long, default_value = "./data")]
+    pub data_dir: PathBuf,
+
+    /// Address the Kafka protocol listens on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:9092")]
+    pub listen: SocketAddr,
+
+    /// Address given to clients in Metadata (default: the address actually listened on).
+    #[arg(long)]
+    pub advertise: Option<String>,
+
+    /// Address of the HTTP endpoint serving /healthz and Prometheus /metrics.
+    #[arg(long, default_value = "127.0.0.1:9644")]
+    pub http: SocketAddr,
+
+    /// This broker's node id.
+    #[arg(long, default_value_t = 1)]
+    pub node_id: i32,
+
+    /// Create a topic when a client asks Metadata for one that does not exist (Kafka's
+    /// `auto.create.topics.enable`). `--auto-create-topics=false` turns it off.
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub auto_create_topics: bool,
+
+    /// Partitions of an auto-created topic, and of CreateTopics asking for the default (-1).
+    #[arg(long, default_value_t = 1)]
+    pub num_partitions: i32,
+
+    /// Acknowledge writes before they are fsynced and fsync at most every this many
+    /// milliseconds. Unset (the default), every acknowledged write has been fsynced.
+    #[arg(long)]
+    pub flush_ms: Option<u64>,
+
+    /// Largest request frame accepted; larger: one log line, connection closed.
+    #[arg(long, default_value_t = protocol::DEFAULT_MAX_FRAME_BYTES)]
+    pub max_frame_bytes: usize,
+
+    /// Most client connections open at once; more are closed on accept with one log line.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+
+    /// How often retention is enforced (Kafka's `log.retention.check.interval.ms`).
+    #[arg(long, default_value_t = 300_000)]
+    pub retention_check_ms: u64,
+}
+
+/// Everything the broker needs to know about itself, resolved from [`ServeArgs`].
+#[derive(Debug, Clone)]
+pub struct BrokerConfig {
+    /// Where topics and metadata live.
+    pub data_dir: PathBuf,
+    /// This node.
+    pub node_id: i32,
+    /// Host clients are told to connect to.
+    pub advertised_host: String,
+    /// Port clients are told to connect to.
+    pub advertised_port: i32,
+    /// Kafka's `auto.create.topics.enable`.
+    pub auto_create_topics: bool,
+    /// Default partition count.
+    pub default_num_partitions: i32,
+    /// `None`: fsync before acknowledging. `Some(d)`: acknowledge at once, fsync every `d`.
+    pub flush_interval: Option<Duration>,
+    /// Largest request frame.
+    pub max_frame_bytes: usize,
+    /// Most open client connections.
+    pub max_connections: usize,
+    /// Period of retention enforcement.
+    pub retention_check_interval: Duration,
+}
+
+/// Why a configuration cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `--advertise` is not `HOST:PORT`.
+    #[error("--advertise {0:?} is not HOST:PORT")]
+    BadAdvertise(String),
+    /// A value out of its range.
+    #[error("{flag} must be {rule}, got {value}")]
+    OutOfRange {
+        /// The flag.
+        flag: &'static str,
+        /// What it must be.
+        rule: &'static str,
+        /// What it was.
+        value: String,
+    },
+}
+
+impl BrokerConfig {
+    /// Resolves the flags once the Kafka listener is bound (`listened` is the real address,
+    /// which differs from `--listen` when it asked for port 0).
+    pub fn resolve(args: &ServeArgs, listened: SocketAddr) -> Result<BrokerConfig, ConfigError> {
+        let (advertised_host, advertised_port) = match &args.advertise {
+            Some(a) => split_host_port(a)?,
+            None if listened.ip().is_unspecified() => {
+                ("127.0.0.1".to_string(), i32::from(listened.port()))
+            }
+            None => (listened.ip().to_string(), i32::from(listened.port())),
+        };
+        if args.node_id < 0 {
+            return Err(ConfigError::OutOfRange {
+                flag: "--node-id",
+                rule: "0 or more",
+                value: args.node_id.to_string(),
+            });
+        }
+        if !(1..=crate::topics::MAX_PARTITIONS_PER_TOPIC).contains(&args.num_partitions) {
+            return Err(ConfigError::OutOfRange {
+                flag: "--num-partitions",
+                rule: "between 1 and 10000",
+                value: args.num_partitions.to_string(),
+            });
+        }
+        if args.max_frame_bytes < 1024 || args.max_frame_bytes > i32::MAX as usize {
+            return Err(ConfigError::OutOfRange {
+                flag: "--max-frame-bytes",
+                rule: "between 1024 and 2^31-1",
+                value: args.max_frame_bytes.to_string(),
+            });
+        }
+        if args.max_connections == 0 {
+            return Err(ConfigError::OutOfRange {
+                flag: "--max-connections",
+                rule: "at least 1",
+                value: "0".into(),
+            });
+        }
+        Ok(BrokerConfig {
+            data_dir: args.data_dir.clone(),
+            node_id: args.node_id,
+            advertised_host,
+            advertised_port,
+            auto_create_topics: args.auto_create_topics,
+            default_num_partitions: args.num_partitions,
+            flush_interval: args.flush_ms.map(Duration::from_millis),
+            max_frame_bytes: args.max_frame_bytes,
+            max_connections: args.max_connections,
+            retention_check_interval: Duration::from_millis(args.retention_check_ms.max(1)),
+        })
+    }
+}
+
+fn split_host_port(s: &str) -> Result<(String, i32), ConfigError> {
+    let bad = || ConfigError::BadAdvertise(s.to_string());
+    let (host, port) = s.rsplit_once(':').ok_or_else(bad)?;
+    let port: u16 = port.parse().map_err(|_| bad())?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() || port == 0 {
+        return Err(bad());
+    }
+    Ok((host.to_string(), i32::from(port)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(flags: &[&str]) -> ServeArgs {
+        Wrap::parse_from(std::iter::once("serve").chain(flags.iter().copied())).args
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let a = parse(&[]);
+        assert_eq!(a.data_dir, PathBuf::from("./data"));
+        assert_eq!(a.listen.to_string(), "127.0.0.1:9092");
+        assert_eq!(a.http.to_string(), "127.0.0.1:9644");
+        assert_eq!(a.node_id, 1);
+        assert!(a.auto_create_topics);
+        assert_eq!(a.num_partitions, 1);
+        assert_eq!(a.flush_ms, None);
+    }
+
+    #[test]
+    fn auto_create_can_be_turned_off() {
+        assert!(!parse(&["--auto-create-topics=false"]).auto_create_topics);
+        assert!(parse(&["--auto-create-topics"]).auto_create_topics);
+    }
+
+    #[test]
+    fn advertise_defaults_to_the_bound_address() {
+        let a = parse(&["--listen", "127.0.0.1:0"]);
+        let c = BrokerConfig::resolve(&a, "127.0.0.1:40001".parse().unwrap()).unwrap();
+        assert_eq!((c.advertised_host.as_str(), c.advertised_port), ("127.0.0.1", 40001));
+        let a = parse(&["--advertise", "kafka.example:19092"]);
+        let c = BrokerConfig::resolve(&a, "0.0.0.0:9092".parse().unwrap()).unwrap();
+        assert_eq!((c.advertised_host.as_str(), c.advertised_port), ("kafka.example", 19092));
+        let a = parse(&["--advertise", "nonsense"]);
+        assert!(BrokerConfig::resolve(&a, "0.0.0.0:9092".parse().unwrap()).is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! Cohort, the broker: a Kafka-compatible front end whose heart is a replicated group
+//! coordinator. This library is the `cohort` binary's body; `main.rs` only parses the command
+//! line, and tests and benches embed a [`server::Server`] in-process.
+//!
+//! ```text
+//!  TCP ─> server (accept, one task per connection, limits)
+//!           └─> connection: frames ─> protocol::decode_request ─> handlers::dispatch
+//!                 ├─ ApiVersions, Metadata, CreateTopics, DeleteTopics ─> topics::TopicCatalog
+//!                 └─ Produce, Fetch, ListOffsets, InitProducerId ──────> data plane
+//!  HTTP ─> http (/healthz, /metrics)
+//! ```
+//!
+//! Typed errors from every part meet in one table, [`errors::to_kafka_error`].
+
+pub mod broker;
+pub mod cluster;
+pub mod config;
+pub mod errors;
+pub mod handlers;
+pub mod http;
+pub mod lock;
+pub mod metrics;
+pub mod server;
+pub mod topics;

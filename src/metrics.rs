@@ -1,0 +1,44 @@
+//! Metric names and the process-wide Prometheus recorder.
+//!
+//! The `metrics` facade has one global recorder per process, so every in-process [`Server`]
+//! (tests start several) shares it: the first one installs it, later ones reuse its handle.
+//!
+//! [`Server`]: crate::server::Server
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+
+/// Requests decoded, by `api`.
+pub const REQUESTS_TOTAL: &str = "cohort_requests_total";
+/// Error codes returned inside responses, by `api` and `error`.
+pub const REQUEST_ERRORS_TOTAL: &str = "cohort_request_errors_total";
+/// Time from decoded request to encoded response, by `api`.
+pub const REQUEST_DURATION_SECONDS: &str = "cohort_request_duration_seconds";
+/// Connections closed because of what the client sent, by `reason`.
+pub const BAD_REQUESTS_TOTAL: &str = "cohort_bad_requests_total";
+/// Client connections open now.
+pub const CONNECTIONS_ACTIVE: &str = "cohort_connections_active";
+/// Connections refused because `--max-connections` were open.
+pub const CONNECTIONS_REFUSED_TOTAL: &str = "cohort_connections_refused_total";
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The handle that renders `/metrics`, installing the global recorder on first use.
+pub fn prometheus() -> &'static PrometheusHandle {
+    HANDLE.get_or_init(|| {
+        let builder = PrometheusBuilder::new();
+        // Fixed buckets (seconds) make the latency a real histogram instead of a summary.
+        let builder = builder
+            .set_buckets(&[
+                0.000_1, 0.000_5, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0,
+            ])
+            .unwrap_or_else(|_| PrometheusBuilder::new());
+        let recorder = builder.build_recorder();
+        let handle = recorder.handle();
+        if metrics::set_global_recorder(recorder).is_err() {
+            tracing::warn!("a metrics recorder was already installed; /metrics will be empty");
+        }
+        handle
+    })
+}

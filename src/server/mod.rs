@@ -1,0 +1,279 @@
+//! The broker process: listeners, the accept loop, startup and clean shutdown.
+//!
+//! ```text
+//!  Server::start(args)
+//!    lock <data-dir>/cohort.lock ─> open the topic catalog ─> bind Kafka + HTTP listeners
+//!    spawn run(listener, ..) ─ accept ─> one task per connection (connection::serve)
+//!    spawn http::run
+//!  Server::shutdown()
+//!    flip the shutdown signal: stop accepting; idle connections close; a connection in the
+//!    middle of a request finishes it and writes the response; long polls answer at once
+//!    wait for every connection task (bounded), flush and fsync, release the lock
+//! ```
+//!
+//! `serve_main` is `cohort serve`: it runs the same `Server` until SIGINT or SIGTERM.
+
+pub mod connection;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kafka_protocol::messages::BrokerId;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+use crate::broker::Broker;
+use crate::cluster::{BrokerEndpoint, SingleNode};
+use crate::config::{BrokerConfig, ConfigError, ServeArgs};
+use crate::lock::{DataDirLock, LockError};
+use crate::metrics as m;
+use crate::topics::file_catalog::OpenError;
+use crate::topics::FileCatalog;
+
+/// Longest wait for in-flight requests at shutdown before their connections are cut.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// Why the broker could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data directory is taken or unusable.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The topic catalog could not be opened.
+    #[error(transparent)]
+    Catalog(#[from] OpenError),
+    /// A flag value is out of range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// A running broker, in this process.
+pub struct Server {
+    kafka_addr: SocketAddr,
+    http_addr: SocketAddr,
+    broker: Arc<Broker>,
+    shutdown_tx: watch::Sender<bool>,
+    kafka_task: tokio::task::JoinHandle<()>,
+    http_task: tokio::task::JoinHandle<()>,
+    /// Held until shutdown completes.
+    lock: DataDirLock,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("kafka_addr", &self.kafka_addr)
+            .field("http_addr", &self.http_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Takes the data directory, opens its state, binds both listeners and starts serving.
+    pub async fn start(args: ServeArgs) -> Result<Server, StartError> {
+        let lock = DataDirLock::acquire(&args.data_dir)?;
+        let kafka_listener = TcpListener::bind(args.listen)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: args.listen,
+                source,
+            })?;
+        let kafka_addr = kafka_listener
+            .local_addr()
+            .map_err(|source| StartError::Bind {
+                addr: args.listen,
+                source,
+            })?;
+        let http_listener = TcpListener::bind(args.http)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: args.http,
+                source,
+            })?;
+        let http_addr = http_listener
+            .local_addr()
+            .map_err(|source| StartError::Bind {
+                addr: args.http,
+                source,
+            })?;
+        let config = BrokerConfig::resolve(&args, kafka_addr)?;
+        let catalog = Arc::new(FileCatalog::open(&config.data_dir)?);
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let cluster = Arc::new(SingleNode {
+            endpoint: BrokerEndpoint {
+                node_id: BrokerId(config.node_id),
+                host: config.advertised_host.clone(),
+                port: config.advertised_port,
+                rack: None,
+            },
+        });
+        let broker = Arc::new(Broker {
+            config,
+            cluster,
+            catalog: catalog.clone(),
+            producer_ids: catalog,
+            shutdown: shutdown_rx.clone(),
+        });
+        // Installs the recorder before the first request counts anything.
+        let _ = m::prometheus();
+        let kafka_task = tokio::spawn(run(kafka_listener, broker.clone(), shutdown_rx.clone()));
+        let http_task = tokio::spawn(crate::http::run(http_listener, shutdown_rx));
+        tracing::info!(%kafka_addr, %http_addr, data_dir = %broker.config.data_dir.display(),
+            node_id = broker.config.node_id, "cohort started");
+        Ok(Server {
+            kafka_addr,
+            http_addr,
+            broker,
+            shutdown_tx,
+            kafka_task,
+            http_task,
+            lock,
+        })
+    }
+
+    /// Where the Kafka protocol listens.
+    pub fn kafka_addr(&self) -> SocketAddr {
+        self.kafka_addr
+    }
+
+    /// Where `/healthz` and `/metrics` are served.
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    /// The shared broker state (for tests and benches).
+    pub fn broker(&self) -> &Arc<Broker> {
+        &self.broker
+    }
+
+    /// Stops accepting, lets in-flight requests finish (bounded by [`SHUTDOWN_GRACE`]), makes
+    /// every write durable and releases the data directory.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown_tx.send(true);
+        if self.kafka_task.await.is_err() {
+            tracing::error!("the accept loop panicked");
+        }
+        let _ = self.http_task.await;
+        tracing::info!(lock = %self.lock.path().display(), "cohort stopped");
+        drop(self.lock);
+    }
+}
+
+/// The accept loop (mini-redis shape): one task per connection, at most
+/// `max_connections` at once, until `shutdown` flips; then waits for the connection tasks.
+pub async fn run(listener: TcpListener, broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let permits = Arc::new(Semaphore::new(broker.config.max_connections));
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    metrics::counter!(m::CONNECTIONS_REFUSED_TOTAL).increment(1);
+                    tracing::warn!(%peer, max = broker.config.max_connections,
+                        "closing connection: too many connections");
+                    drop(stream);
+                    continue;
+                };
+                let broker = broker.clone();
+                let shutdown = shutdown.clone();
+                connections.spawn(async move {
+                    metrics::gauge!(m::CONNECTIONS_ACTIVE).increment(1.0);
+                    connection::serve(stream, peer, broker, shutdown).await;
+                    metrics::gauge!(m::CONNECTIONS_ACTIVE).decrement(1.0);
+                    drop(permit);
+                });
+            }
+        }
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            remaining = connections.len(),
+            "in-flight requests did not finish in time; closing their connections"
+        );
+        connections.shutdown().await;
+    }
+}
+
+/// `cohort serve`: runs a [`Server`] until SIGINT or SIGTERM; exit code 0 after a clean stop.
+pub fn serve_main(args: ServeArgs) -> ExitCode {
+    init_tracing();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cohort: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let server = match Server::start(args).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("cohort: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        // One machine-readable line on stdout: scripts and tests learn the real ports here.
+        println!(
+            "cohort listening kafka={} http={}",
+            server.kafka_addr(),
+            server.http_addr()
+        );
+        let signal = wait_for_signal().await;
+        tracing::info!(signal, "shutting down");
+        server.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}
+
+async fn wait_for_signal() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the broker");
+            let _ = tokio::signal::ctrl_c().await;
+            return "SIGINT";
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+    }
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}

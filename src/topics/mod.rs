@@ -1,0 +1,27 @@
+//! Topics: names, configs, placement, and the catalog that keeps them.
+//!
+//! ```text
+//!  handlers ──> TopicCatalog (trait) ──> FileCatalog: <data-dir>/metadata.json, replaced
+//!                                        atomically (temp, fsync, rename, fsync dir)
+//!                                   └──> (later) the Raft meta service's replicated state
+//! ```
+
+pub mod catalog;
+pub mod configs;
+pub mod create;
+pub mod file_catalog;
+pub mod names;
+pub mod spec;
+
+pub use catalog::{CatalogError, ProducerIdAllocator, TopicCatalog};
+pub use configs::{CleanupPolicy, ConfigError, TopicConfigs};
+pub use create::{plan_topic, CreateTopicError, NewTopic};
+pub use file_catalog::FileCatalog;
+pub use spec::{PartitionAssignment, TopicSpec};
+
+/// Most partitions one topic may have: every partition is a directory of open files.
+pub const MAX_PARTITIONS_PER_TOPIC: i32 = 10_000;
+/// Most topics the catalog holds.
+pub const MAX_TOPICS: usize = 10_000;
+/// Most partitions over all topics (each open partition holds file descriptors).
+pub const MAX_TOTAL_PARTITIONS: usize = 50_000;
