@@ -61,8 +61,8 @@ mod tests {
             let resp = handle(&c, req);
             assert_eq!(resp.error_code, 0);
             assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len());
-            let produce = resp.api_keys.iter().find(|k| k.api_key == 0).unwrap();
-            assert_eq!((produce.min_version, produce.max_version), (0, 12));
+            let own = resp.api_keys.iter().find(|k| k.api_key == 18).unwrap();
+            assert_eq!((own.min_version, own.max_version), (0, 4));
             assert_encodes(&c, &ResponseKind::ApiVersions(resp));
         }
     }
