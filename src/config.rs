@@ -202,10 +202,16 @@ mod tests {
     fn advertise_defaults_to_the_bound_address() {
         let a = parse(&["--listen", "127.0.0.1:0"]);
         let c = BrokerConfig::resolve(&a, "127.0.0.1:40001".parse().unwrap()).unwrap();
-        assert_eq!((c.advertised_host.as_str(), c.advertised_port), ("127.0.0.1", 40001));
+        assert_eq!(
+            (c.advertised_host.as_str(), c.advertised_port),
+            ("127.0.0.1", 40001)
+        );
         let a = parse(&["--advertise", "kafka.example:19092"]);
         let c = BrokerConfig::resolve(&a, "0.0.0.0:9092".parse().unwrap()).unwrap();
-        assert_eq!((c.advertised_host.as_str(), c.advertised_port), ("kafka.example", 19092));
+        assert_eq!(
+            (c.advertised_host.as_str(), c.advertised_port),
+            ("kafka.example", 19092)
+        );
         let a = parse(&["--advertise", "nonsense"]);
         assert!(BrokerConfig::resolve(&a, "0.0.0.0:9092".parse().unwrap()).is_err());
     }

@@ -57,16 +57,34 @@ mod tests {
     #[test]
     fn the_table() {
         let cases: Vec<(BrokerError, ErrorCode)> = vec![
-            (CatalogError::TopicExists("t".into()).into(), ErrorCode::TopicAlreadyExists),
-            (CatalogError::UnknownTopic("t".into()).into(), ErrorCode::UnknownTopicOrPartition),
-            (CatalogError::UnknownTopicId(uuid::Uuid::nil()).into(), ErrorCode::UnknownTopicId),
-            (CatalogError::LimitReached("x".into()).into(), ErrorCode::PolicyViolation),
-            (CatalogError::Storage("disk".into()).into(), ErrorCode::KafkaStorageError),
+            (
+                CatalogError::TopicExists("t".into()).into(),
+                ErrorCode::TopicAlreadyExists,
+            ),
+            (
+                CatalogError::UnknownTopic("t".into()).into(),
+                ErrorCode::UnknownTopicOrPartition,
+            ),
+            (
+                CatalogError::UnknownTopicId(uuid::Uuid::nil()).into(),
+                ErrorCode::UnknownTopicId,
+            ),
+            (
+                CatalogError::LimitReached("x".into()).into(),
+                ErrorCode::PolicyViolation,
+            ),
+            (
+                CatalogError::Storage("disk".into()).into(),
+                ErrorCode::KafkaStorageError,
+            ),
             (
                 CreateTopicError::InvalidName(InvalidTopicName::Empty).into(),
                 ErrorCode::InvalidTopicException,
             ),
-            (CreateTopicError::InvalidPartitions("x".into()).into(), ErrorCode::InvalidPartitions),
+            (
+                CreateTopicError::InvalidPartitions("x".into()).into(),
+                ErrorCode::InvalidPartitions,
+            ),
             (
                 CreateTopicError::InvalidReplicationFactor("x".into()).into(),
                 ErrorCode::InvalidReplicationFactor,
@@ -75,13 +93,22 @@ mod tests {
                 CreateTopicError::InvalidReplicaAssignment("x".into()).into(),
                 ErrorCode::InvalidReplicaAssignment,
             ),
-            (CreateTopicError::InvalidRequest("x".into()).into(), ErrorCode::InvalidRequest),
+            (
+                CreateTopicError::InvalidRequest("x".into()).into(),
+                ErrorCode::InvalidRequest,
+            ),
             (
                 CreateTopicError::InvalidConfig(ConfigError::Unknown("x".into())).into(),
                 ErrorCode::InvalidConfig,
             ),
-            (BrokerError::InvalidRequest("x".into()), ErrorCode::InvalidRequest),
-            (BrokerError::Unsupported("x".into()), ErrorCode::UnsupportedVersion),
+            (
+                BrokerError::InvalidRequest("x".into()),
+                ErrorCode::InvalidRequest,
+            ),
+            (
+                BrokerError::Unsupported("x".into()),
+                ErrorCode::UnsupportedVersion,
+            ),
         ];
         for (err, code) in cases {
             assert_eq!(to_kafka_error(&err), code, "{err:?}");

@@ -49,9 +49,17 @@ async fn serve_one(mut stream: TcpStream) -> std::io::Result<()> {
         ("GET", "/metrics") => {
             let handle = crate::metrics::prometheus();
             handle.run_upkeep();
-            ("200 OK", "text/plain; version=0.0.4; charset=utf-8", handle.render())
+            (
+                "200 OK",
+                "text/plain; version=0.0.4; charset=utf-8",
+                handle.render(),
+            )
         }
-        ("GET", _) => ("404 Not Found", "text/plain; charset=utf-8", "not found\n".into()),
+        ("GET", _) => (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "not found\n".into(),
+        ),
         _ => (
             "405 Method Not Allowed",
             "text/plain; charset=utf-8",

@@ -98,7 +98,10 @@ mod tests {
         let err = DataDirLock::acquire(dir.path()).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("in use by another cohort process"), "{msg}");
-        assert!(msg.contains(&format!("pid {}", std::process::id())), "{msg}");
+        assert!(
+            msg.contains(&format!("pid {}", std::process::id())),
+            "{msg}"
+        );
         drop(first);
         DataDirLock::acquire(dir.path()).unwrap();
     }

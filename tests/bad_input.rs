@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::raw::RawClient;
 use common::{Cohort, Rng};
-use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_protocol::messages::{ApiKey, ProduceRequest, RequestKind, TopicName};
+use kafka_protocol::messages::{ApiKey, RequestKind};
 use kafka_protocol::protocol::StrBytes;
 
 /// A connection that must keep working while others misbehave.
@@ -19,7 +18,11 @@ struct Witness(RawClient);
 
 impl Witness {
     fn check(&mut self) {
-        assert_eq!(self.0.api_versions().error_code, 0, "the witness connection stopped");
+        assert_eq!(
+            self.0.api_versions().error_code,
+            0,
+            "the witness connection stopped"
+        );
     }
 }
 
@@ -164,5 +167,8 @@ fn a_client_sending_one_byte_a_second_stalls_nobody() {
     assert!(served_meanwhile >= 30, "{served_meanwhile}");
     slow.stream.write_all(&request[6..]).unwrap();
     let (got, _) = slow.read_response(ApiKey::ApiVersions, 3);
-    assert_eq!(got, correlation_id, "the slow client is answered in the end");
+    assert_eq!(
+        got, correlation_id,
+        "the slow client is answered in the end"
+    );
 }

@@ -54,7 +54,10 @@ fn sigterm_exits_0_and_topics_survive_a_restart() {
     assert_eq!(again.cluster_id, cluster_id);
     assert_eq!(again.topics[0].error_code, 0);
     assert_eq!(again.topics[0].partitions.len(), 3);
-    assert_eq!(again.topics[1].error_code, 3, "no auto-create when turned off");
+    assert_eq!(
+        again.topics[1].error_code, 3,
+        "no auto-create when turned off"
+    );
 }
 
 #[test]
@@ -69,7 +72,11 @@ fn a_second_broker_on_the_same_data_dir_is_refused() {
     assert!(err.contains("in use by another cohort process"), "{err}");
     assert!(err.contains(&format!("pid {}", first.pid())), "{err}");
     let mut client = RawClient::connect(first.kafka);
-    assert_eq!(client.api_versions().error_code, 0, "the first one still serves");
+    assert_eq!(
+        client.api_versions().error_code,
+        0,
+        "the first one still serves"
+    );
 }
 
 #[test]
@@ -94,7 +101,10 @@ fn healthz_and_prometheus_metrics() {
         ),
         "{body}"
     );
-    assert!(body.contains("cohort_request_duration_seconds_bucket"), "{body}");
+    assert!(
+        body.contains("cohort_request_duration_seconds_bucket"),
+        "{body}"
+    );
     let (status, _) = broker.http_get("/nope");
     assert!(status.contains("404"), "{status}");
 }
@@ -135,5 +145,9 @@ fn a_too_new_api_versions_gets_the_v0_fallback_and_the_connection_lives_on() {
     assert_eq!(resp.error_code, 35);
     let own = resp.api_keys.iter().find(|k| k.api_key == 18).unwrap();
     assert_eq!((own.min_version, own.max_version), (0, 4));
-    assert_eq!(client.api_versions().error_code, 0, "the client retries lower");
+    assert_eq!(
+        client.api_versions().error_code,
+        0,
+        "the client retries lower"
+    );
 }

@@ -17,9 +17,8 @@ fn python_admin_clients_create_describe_and_delete_topics() {
         &[&broker.bootstrap()],
         Duration::from_secs(120),
     );
-    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout))
-    });
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
     let expected = serde_json::json!({
         "kp_create": [["kp-topic", 0, 3]],
         "kp_again": "TopicAlreadyExistsError",

@@ -118,7 +118,10 @@ mod tests {
             while let FrameStatus::Complete(f) = split_frame(&mut buf, 1024).unwrap() {
                 frames.push(f);
             }
-            assert_eq!(frames, vec![Bytes::from_static(b"hello kafka"), Bytes::new()]);
+            assert_eq!(
+                frames,
+                vec![Bytes::from_static(b"hello kafka"), Bytes::new()]
+            );
             assert!(buf.is_empty());
         }
     }

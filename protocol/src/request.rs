@@ -125,11 +125,13 @@ pub fn decode_request(frame: Bytes) -> Result<Request, RequestError> {
         ApiKey::try_from(peek.api_key).map_err(|()| RequestError::UnknownApiKey { peek })?;
     let range = apis::supported_range(api_key).ok_or(RequestError::UnknownApiKey { peek })?;
     if !range.contains(peek.api_version) {
-        return Err(if api_key == ApiKey::ApiVersions && peek.api_version > range.max {
-            RequestError::ApiVersionsTooNew { peek }
-        } else {
-            RequestError::UnsupportedVersion { api_key, peek }
-        });
+        return Err(
+            if api_key == ApiKey::ApiVersions && peek.api_version > range.max {
+                RequestError::ApiVersionsTooNew { peek }
+            } else {
+                RequestError::UnsupportedVersion { api_key, peek }
+            },
+        );
     }
     let malformed = |reason: String| RequestError::Malformed {
         api_key,
@@ -210,7 +212,13 @@ mod tests {
         );
         let err = decode_request(frame(3, 13, 5, &[])).unwrap_err();
         assert!(
-            matches!(err, RequestError::UnsupportedVersion { api_key: ApiKey::Metadata, .. }),
+            matches!(
+                err,
+                RequestError::UnsupportedVersion {
+                    api_key: ApiKey::Metadata,
+                    ..
+                }
+            ),
             "{err:?}"
         );
     }

@@ -37,8 +37,8 @@ pub fn encode_response(
     };
     let mut out = BytesMut::with_capacity(64);
     out.put_i32(0); // patched below
-    // ApiVersions always answers with header v0 (no tagged fields), which
-    // `response_header_version` already knows.
+                    // ApiVersions always answers with header v0 (no tagged fields), which
+                    // `response_header_version` already knows.
     let header_version = api_key.response_header_version(version);
     ResponseHeader::default()
         .with_correlation_id(correlation_id)
@@ -164,8 +164,9 @@ mod tests {
 
     #[test]
     fn legacy_v2_answer_reads_back_as_the_identical_v3_layout() {
-        let mut frame = legacy_produce_response(42, 2, &produce_request(), ErrorCode::UnsupportedVersion)
-            .unwrap();
+        let mut frame =
+            legacy_produce_response(42, 2, &produce_request(), ErrorCode::UnsupportedVersion)
+                .unwrap();
         assert_eq!(frame.get_i32() as usize, frame.len());
         let header = ResponseHeader::decode(&mut frame, 0).unwrap();
         assert_eq!(header.correlation_id, 42);

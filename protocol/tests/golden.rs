@@ -144,13 +144,11 @@ fn api_versions_carry_the_client_software() {
 #[test]
 fn metadata_requests_name_the_topic_asked_for() {
     let topics = |file: &str| match decode(file).0.body {
-        RequestKind::Metadata(r) => r
-            .topics
-            .map(|t| {
-                t.into_iter()
-                    .map(|t| t.name.map(|n| n.0.to_string()).unwrap_or_default())
-                    .collect::<Vec<_>>()
-            }),
+        RequestKind::Metadata(r) => r.topics.map(|t| {
+            t.into_iter()
+                .map(|t| t.name.map(|n| n.0.to_string()).unwrap_or_default())
+                .collect::<Vec<_>>()
+        }),
         other => panic!("{file}: {other:?}"),
     };
     assert_eq!(topics("kcat-3-v4"), Some(vec!["golden".to_string()]));

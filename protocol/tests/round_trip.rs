@@ -71,11 +71,12 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
                     .with_topic(topic("orders"))
                     .with_partitions(vec![p])]);
             if v >= 7 {
-                r = r.with_session_id(0).with_session_epoch(-1).with_forgotten_topics_data(
-                    vec![fetch_request::ForgottenTopic::default()
+                r = r
+                    .with_session_id(0)
+                    .with_session_epoch(-1)
+                    .with_forgotten_topics_data(vec![fetch_request::ForgottenTopic::default()
                         .with_topic(topic("old"))
-                        .with_partitions(vec![4])],
-                );
+                        .with_partitions(vec![4])]);
             }
             if v >= 11 {
                 r = r.with_rack_id(s("rack-a"));
@@ -186,7 +187,9 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
                 p = p.with_log_start_offset(10);
             }
             if v >= 8 {
-                p = p.with_record_errors(vec![produce_response::BatchIndexAndErrorMessage::default()
+                p = p
+                    .with_record_errors(vec![produce_response::BatchIndexAndErrorMessage::default(
+                    )
                     .with_batch_index(1)
                     .with_batch_index_error_message(Some(s("bad record")))])
                     .with_error_message(Some(s("partly bad")));
@@ -231,13 +234,11 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
             if v >= 4 {
                 p = p.with_leader_epoch(0);
             }
-            ResponseKind::ListOffsets(
-                ListOffsetsResponse::default().with_topics(vec![
+            ResponseKind::ListOffsets(ListOffsetsResponse::default().with_topics(vec![
                     list_offsets_response::ListOffsetsTopicResponse::default()
                         .with_name(topic("orders"))
                         .with_partitions(vec![p]),
-                ]),
-            )
+                ]))
         }
         ApiKey::Metadata => {
             let mut broker = MetadataResponseBroker::default()
@@ -299,10 +300,12 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
                 t = t
                     .with_num_partitions(3)
                     .with_replication_factor(1)
-                    .with_configs(Some(vec![create_topics_response::CreatableTopicConfigs::default()
-                        .with_name(s("cleanup.policy"))
-                        .with_value(Some(s("delete")))
-                        .with_config_source(5)]));
+                    .with_configs(Some(vec![
+                        create_topics_response::CreatableTopicConfigs::default()
+                            .with_name(s("cleanup.policy"))
+                            .with_value(Some(s("delete")))
+                            .with_config_source(5),
+                    ]));
             }
             if v >= 7 {
                 t = t.with_topic_id(uuid(4));
@@ -314,7 +317,8 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
                 .with_name(Some(topic("orders")))
                 .with_error_code(3);
             if v >= 5 {
-                t = t.with_error_message(Some(s("This server does not host this topic-partition.")));
+                t = t
+                    .with_error_message(Some(s("This server does not host this topic-partition.")));
             }
             if v >= 6 {
                 t = t.with_topic_id(uuid(3));
@@ -388,13 +392,20 @@ fn every_served_response_version_round_trips() {
         let sample = response_sample(key, v);
         let mut frame = encode_response(7, key, v, &sample)
             .unwrap_or_else(|e| panic!("{key:?} v{v} response does not encode: {e}"));
-        assert_eq!(frame.get_i32() as usize, frame.len(), "{key:?} v{v} length prefix");
+        assert_eq!(
+            frame.get_i32() as usize,
+            frame.len(),
+            "{key:?} v{v} length prefix"
+        );
         let header = ResponseHeader::decode(&mut frame, key.response_header_version(v)).unwrap();
         assert_eq!(header.correlation_id, 7);
         let back = ResponseKind::decode(key, &mut frame, v)
             .unwrap_or_else(|e| panic!("{key:?} v{v} response does not decode: {e}"));
         assert!(!frame.has_remaining(), "{key:?} v{v} left bytes over");
-        assert_eq!(back, sample, "{key:?} v{v} response decoded to something else");
+        assert_eq!(
+            back, sample,
+            "{key:?} v{v} response decoded to something else"
+        );
     }
 }
 

@@ -74,7 +74,10 @@ mod tests {
         let req = ApiVersionsRequest::default()
             .with_client_software_name(StrBytes::from_static_str("-bad"))
             .with_client_software_version(StrBytes::from_static_str("1.0"));
-        assert_eq!(handle(&ctx(&b, ApiKey::ApiVersions, 3), req.clone()).error_code, 42);
+        assert_eq!(
+            handle(&ctx(&b, ApiKey::ApiVersions, 3), req.clone()).error_code,
+            42
+        );
         assert_eq!(handle(&ctx(&b, ApiKey::ApiVersions, 2), req).error_code, 0);
         assert!(valid_software_field("kafka-python"));
         assert!(valid_software_field("3.0.12"));

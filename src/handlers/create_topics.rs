@@ -43,7 +43,12 @@ pub async fn handle(ctx: &RequestContext, req: CreateTopicsRequest) -> CreateTop
             assignments: t
                 .assignments
                 .iter()
-                .map(|a| (a.partition_index, a.broker_ids.iter().map(|b| b.0).collect()))
+                .map(|a| {
+                    (
+                        a.partition_index,
+                        a.broker_ids.iter().map(|b| b.0).collect(),
+                    )
+                })
                 .collect(),
             configs: t
                 .configs

@@ -72,7 +72,8 @@ pub async fn handle(ctx: &RequestContext, req: MetadataRequest) -> MetadataRespo
         }))),
     };
     // Below v4 the field does not exist and Kafka auto-creates; from v4 the client decides.
-    let allow_auto_create = broker.config.auto_create_topics && (v < 4 || req.allow_auto_topic_creation);
+    let allow_auto_create =
+        broker.config.auto_create_topics && (v < 4 || req.allow_auto_topic_creation);
 
     let mut topics = Vec::new();
     match wanted {
@@ -142,13 +143,19 @@ async fn auto_create(ctx: &RequestContext, name: &str) -> Result<Arc<TopicSpec>,
     };
     match ctx.broker.create_topic(&new, false).await {
         Ok(spec) => {
-            tracing::info!(topic = name, partitions = spec.partitions.len(), "auto-created topic");
+            tracing::info!(
+                topic = name,
+                partitions = spec.partitions.len(),
+                "auto-created topic"
+            );
             Ok(spec)
         }
         // Another request created it meanwhile.
-        Err(BrokerError::Catalog(crate::topics::CatalogError::TopicExists(_))) => {
-            ctx.broker.catalog.topic(name).ok_or(ErrorCode::LeaderNotAvailable)
-        }
+        Err(BrokerError::Catalog(crate::topics::CatalogError::TopicExists(_))) => ctx
+            .broker
+            .catalog
+            .topic(name)
+            .ok_or(ErrorCode::LeaderNotAvailable),
         Err(e) => {
             tracing::info!(topic = name, error = %e, "auto-create refused");
             Err(to_kafka_error(&e))
@@ -178,7 +185,8 @@ fn topic_metadata(
         .enumerate()
         .map(|(index, assignment)| {
             let leader = assignment.leader();
-            let replicas: Vec<BrokerId> = assignment.replicas.iter().map(|r| BrokerId(*r)).collect();
+            let replicas: Vec<BrokerId> =
+                assignment.replicas.iter().map(|r| BrokerId(*r)).collect();
             let online: Vec<BrokerId> = replicas
                 .iter()
                 .copied()
@@ -197,7 +205,10 @@ fn topic_metadata(
                 .with_isr_nodes(online);
             if v >= 5 {
                 p = p.with_offline_replicas(
-                    replicas.into_iter().filter(|r| !live.contains(&r.0)).collect(),
+                    replicas
+                        .into_iter()
+                        .filter(|r| !live.contains(&r.0))
+                        .collect(),
                 );
             }
             if v >= 7 {

@@ -104,7 +104,10 @@ pub async fn serve(
             if let Some(reason) = e.bad_input_reason() {
                 metrics::counter!(m::BAD_REQUESTS_TOTAL, "reason" => reason).increment(1);
                 tracing::warn!(%peer, error = %e, "closing connection: bad request");
-            } else if matches!(e, ConnectionError::Encode(_) | ConnectionError::NotServed(_)) {
+            } else if matches!(
+                e,
+                ConnectionError::Encode(_) | ConnectionError::NotServed(_)
+            ) {
                 tracing::error!(%peer, error = %e, "closing connection");
             } else {
                 tracing::debug!(%peer, error = %e, "connection ended");
@@ -170,7 +173,7 @@ impl Connection {
                     ctx.correlation_id,
                     api,
                     ctx.version,
-                    &body,
+                    body.as_ref(),
                 )?),
                 Reply::Frame(frame) => Some(frame),
                 Reply::Nothing => None,

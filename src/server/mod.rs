@@ -83,24 +83,26 @@ impl Server {
     /// Takes the data directory, opens its state, binds both listeners and starts serving.
     pub async fn start(args: ServeArgs) -> Result<Server, StartError> {
         let lock = DataDirLock::acquire(&args.data_dir)?;
-        let kafka_listener = TcpListener::bind(args.listen)
-            .await
-            .map_err(|source| StartError::Bind {
-                addr: args.listen,
-                source,
-            })?;
+        let kafka_listener =
+            TcpListener::bind(args.listen)
+                .await
+                .map_err(|source| StartError::Bind {
+                    addr: args.listen,
+                    source,
+                })?;
         let kafka_addr = kafka_listener
             .local_addr()
             .map_err(|source| StartError::Bind {
                 addr: args.listen,
                 source,
             })?;
-        let http_listener = TcpListener::bind(args.http)
-            .await
-            .map_err(|source| StartError::Bind {
-                addr: args.http,
-                source,
-            })?;
+        let http_listener =
+            TcpListener::bind(args.http)
+                .await
+                .map_err(|source| StartError::Bind {
+                    addr: args.http,
+                    source,
+                })?;
         let http_addr = http_listener
             .local_addr()
             .map_err(|source| StartError::Bind {
@@ -224,7 +226,10 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, mut shutdown: watch
 /// `cohort serve`: runs a [`Server`] until SIGINT or SIGTERM; exit code 0 after a clean stop.
 pub fn serve_main(args: ServeArgs) -> ExitCode {
     init_tracing();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cohort: cannot start the runtime: {e}");

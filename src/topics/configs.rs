@@ -181,7 +181,9 @@ impl TopicConfigs {
             .iter()
             .map(|name| {
                 let set = self.set.get(*name);
-                let value = set.cloned().unwrap_or_else(|| default_value(name).to_string());
+                let value = set
+                    .cloned()
+                    .unwrap_or_else(|| default_value(name).to_string());
                 (*name, value, set.is_some())
             })
             .collect()
@@ -213,9 +215,7 @@ impl TopicConfigs {
 
     /// `retention.bytes`; `None` for unlimited (-1).
     pub fn retention_bytes(&self) -> Option<u64> {
-        let v = self
-            .long("retention.bytes", -1, -1, i64::MAX)
-            .unwrap_or(-1);
+        let v = self.long("retention.bytes", -1, -1, i64::MAX).unwrap_or(-1);
         u64::try_from(v).ok()
     }
 

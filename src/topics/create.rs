@@ -58,11 +58,8 @@ pub fn plan_topic(
     nodes: &[i32],
 ) -> Result<TopicSpec, CreateTopicError> {
     validate_topic_name(&new.name)?;
-    let configs = TopicConfigs::from_pairs(
-        new.configs
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_deref())),
-    )?;
+    let configs =
+        TopicConfigs::from_pairs(new.configs.iter().map(|(k, v)| (k.as_str(), v.as_deref())))?;
     let mut nodes: Vec<i32> = nodes.to_vec();
     nodes.sort_unstable();
     nodes.dedup();
@@ -204,25 +201,43 @@ mod tests {
     #[test]
     fn kafkas_rejections() {
         let err = |n: NewTopic| plan_topic(&n, 1, &[1]).unwrap_err();
-        assert!(matches!(err(new("bad name", 1, 1)), CreateTopicError::InvalidName(_)));
-        assert!(matches!(err(new("t", 0, 1)), CreateTopicError::InvalidPartitions(_)));
-        assert!(matches!(err(new("t", 10_001, 1)), CreateTopicError::InvalidPartitions(_)));
+        assert!(matches!(
+            err(new("bad name", 1, 1)),
+            CreateTopicError::InvalidName(_)
+        ));
+        assert!(matches!(
+            err(new("t", 0, 1)),
+            CreateTopicError::InvalidPartitions(_)
+        ));
+        assert!(matches!(
+            err(new("t", 10_001, 1)),
+            CreateTopicError::InvalidPartitions(_)
+        ));
         assert_eq!(
             err(new("t", 1, 3)),
             CreateTopicError::InvalidReplicationFactor(
                 "Replication factor: 3 larger than available brokers: 1.".into()
             )
         );
-        assert!(matches!(err(new("t", 1, 0)), CreateTopicError::InvalidReplicationFactor(_)));
+        assert!(matches!(
+            err(new("t", 1, 0)),
+            CreateTopicError::InvalidReplicationFactor(_)
+        ));
         let mut both = new("t", 2, -1);
         both.assignments = vec![(0, vec![1])];
         assert!(matches!(err(both), CreateTopicError::InvalidRequest(_)));
         let mut gap = new("t", -1, -1);
         gap.assignments = vec![(0, vec![1]), (2, vec![1])];
-        assert!(matches!(err(gap), CreateTopicError::InvalidReplicaAssignment(_)));
+        assert!(matches!(
+            err(gap),
+            CreateTopicError::InvalidReplicaAssignment(_)
+        ));
         let mut unknown = new("t", -1, -1);
         unknown.assignments = vec![(0, vec![7])];
-        assert!(matches!(err(unknown), CreateTopicError::InvalidReplicaAssignment(_)));
+        assert!(matches!(
+            err(unknown),
+            CreateTopicError::InvalidReplicaAssignment(_)
+        ));
         let mut cfg = new("t", 1, 1);
         cfg.configs = vec![("nope".into(), Some("1".into()))];
         assert!(matches!(err(cfg), CreateTopicError::InvalidConfig(_)));

@@ -286,8 +286,7 @@ fn write_atomically(dir: &Path, disk: &OnDisk) -> std::io::Result<()> {
 
 /// A Kafka-style cluster id: 16 random bytes, URL-safe base64 without padding (22 chars).
 fn new_cluster_id() -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let bytes = Uuid::new_v4().into_bytes();
     let mut out = String::with_capacity(22);
     let mut acc: u32 = 0;
@@ -315,12 +314,7 @@ mod tests {
         TopicSpec {
             name: name.into(),
             id: Uuid::new_v4(),
-            partitions: vec![
-                PartitionAssignment {
-                    replicas: vec![1]
-                };
-                partitions
-            ],
+            partitions: vec![PartitionAssignment { replicas: vec![1] }; partitions],
             configs: TopicConfigs::from_pairs([("retention.ms", Some("1000"))]).unwrap(),
         }
     }

@@ -60,7 +60,10 @@ mod tests {
         ));
         for bad in ["a b", "a/b", "ü", "a\0", "../x"] {
             assert!(
-                matches!(validate_topic_name(bad), Err(InvalidTopicName::BadCharacter(_))),
+                matches!(
+                    validate_topic_name(bad),
+                    Err(InvalidTopicName::BadCharacter(_))
+                ),
                 "{bad}"
             );
         }

@@ -56,7 +56,10 @@ impl Cohort {
             .arg(data_dir)
             .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
             .args(extra)
-            .env("RUST_LOG", std::env::var("COHORT_TEST_LOG").unwrap_or("info".into()))
+            .env(
+                "RUST_LOG",
+                std::env::var("COHORT_TEST_LOG").unwrap_or("info".into()),
+            )
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
@@ -143,7 +146,10 @@ impl Cohort {
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
-        (head.lines().next().unwrap_or("").to_string(), body.to_string())
+        (
+            head.lines().next().unwrap_or("").to_string(),
+            body.to_string(),
+        )
     }
 }
 
@@ -151,7 +157,11 @@ impl Drop for Cohort {
     fn drop(&mut self) {
         self.kill9();
         if std::thread::panicking() {
-            eprintln!("---- cohort log ({}) ----\n{}", self.log_path.display(), self.log());
+            eprintln!(
+                "---- cohort log ({}) ----\n{}",
+                self.log_path.display(),
+                self.log()
+            );
         }
         let _ = std::fs::remove_file(&self.log_path);
     }

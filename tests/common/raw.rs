@@ -61,8 +61,8 @@ impl RawClient {
     /// Reads one response frame: (correlation id, body).
     pub fn read_response(&mut self, key: ApiKey, version: i16) -> (i32, ResponseKind) {
         let mut frame = self.read_frame().expect("a response");
-        let header = ResponseHeader::decode(&mut frame, key.response_header_version(version))
-            .unwrap();
+        let header =
+            ResponseHeader::decode(&mut frame, key.response_header_version(version)).unwrap();
         let body = ResponseKind::decode(key, &mut frame, version).unwrap();
         (header.correlation_id, body)
     }
