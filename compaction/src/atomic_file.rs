@@ -30,12 +30,16 @@ pub const MAX_ATOMIC_FILE_BYTES: usize = 64 << 20;
 /// Errors of the atomic small-file helpers.
 #[derive(Debug, thiserror::Error)]
 pub enum AtomicFileError {
+    /// An IO call failed.
     #[error(transparent)]
     Io(#[from] LogError),
+    /// The file is damaged: bad magic, version, length or CRC.
     #[error("{}: {reason}", path.display())]
     Corrupt { path: PathBuf, reason: &'static str },
+    /// More than [`MAX_ATOMIC_FILE_BYTES`].
     #[error("{size} bytes exceed the atomic file limit of {max}")]
     TooLarge { size: usize, max: usize },
+    /// A name that is not one plain path component, or ends in `.tmp`.
     #[error("invalid file name {0:?}: one plain component, no temp suffix")]
     BadName(String),
 }

@@ -75,21 +75,28 @@ pub enum LogError {
 /// What exactly is wrong at a corrupt position.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CorruptReason {
+    /// A bad frame in the last segment, followed by a valid frame: damage, not a torn write.
     #[error("bad frame ({0}) with valid frames after it")]
     FrameBeforeValidData(FrameFault),
+    /// A bad frame in a sealed (fsynced before its successor existed) segment.
     #[error("bad frame in a sealed segment ({0})")]
     FrameInSealedSegment(FrameFault),
+    /// A sealed segment ending inside a frame.
     #[error("truncated frame in a sealed segment")]
     TruncatedSealedSegment,
+    /// The segment header is damaged or does not match its file name.
     #[error("bad segment header: {0}")]
     SegmentHeader(&'static str),
+    /// A valid frame whose offsets do not follow the previous entry.
     #[error("entry offsets go backwards (entry at {found} after {previous_last})")]
     OffsetsOutOfOrder {
         previous_last: Offset,
         found: Offset,
     },
+    /// A valid frame whose offsets lie outside the segment's range.
     #[error("entry offset {found} lies outside its segment (base {base})")]
     OffsetOutsideSegment { base: Offset, found: Offset },
+    /// A published frame that no longer decodes when read back.
     #[error("frame read back does not match the index ({0})")]
     ReadMismatch(FrameFault),
 }

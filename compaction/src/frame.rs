@@ -35,10 +35,15 @@ const ATTR_KNOWN: u8 = ATTR_KEYED | ATTR_TOMBSTONE;
 /// The fixed part of a decoded frame; key and payload are located by range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameHeader {
+    /// First offset the entry covers.
     pub first_offset: Offset,
+    /// Last offset the entry covers.
     pub last_offset: Offset,
+    /// Largest timestamp in the entry.
     pub max_timestamp_ms: TimestampMs,
+    /// The entry has a key.
     pub keyed: bool,
+    /// The entry is a tombstone (keyed, empty payload).
     pub tombstone: bool,
     /// Key length in bytes (0 when unkeyed).
     pub key_len: u32,
@@ -86,16 +91,22 @@ impl FrameHeader {
 /// Why bytes are not a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum FrameFault {
+    /// The length prefix is below a header or above the format cap.
     #[error("frame length {0} out of range")]
     BadLength(u32),
+    /// The CRC32C does not match the bytes.
     #[error("crc mismatch")]
     BadCrc,
+    /// Attribute bits this format version does not define.
     #[error("unknown attribute bits {0:#04x}")]
     BadAttributes(u8),
+    /// The key length runs past the frame.
     #[error("key length {key_len} exceeds frame body {body_len}")]
     BadKeyLength { key_len: u32, body_len: u32 },
+    /// Header fields that contradict each other.
     #[error("inconsistent header: {0}")]
     Inconsistent(&'static str),
+    /// The frame is cut short by the end of the file.
     #[error("frame runs past the end of the file")]
     PastEnd,
 }

@@ -14,9 +14,13 @@ use crate::types::{Offset, TimestampMs};
 /// One keyed record: `value: None` is a tombstone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyedRecord {
+    /// Position in the log (log order is offset order).
     pub offset: Offset,
+    /// When the record was written, by the caller's clock: tombstone expiry uses it.
     pub timestamp_ms: TimestampMs,
+    /// The compaction key.
     pub key: Bytes,
+    /// The value; `None` deletes the key.
     pub value: Option<Bytes>,
 }
 

@@ -62,11 +62,15 @@ pub struct AppendInfo {
 /// A public summary of one segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SegmentInfo {
+    /// The segment file.
     pub path: PathBuf,
+    /// The segment's first offset (its file name).
     pub base_offset: Offset,
     /// The offset after the segment's last entry (its base if it has none).
     pub next_offset: Offset,
+    /// File size, header included.
     pub size_bytes: u64,
+    /// The largest entry timestamp (`None` when empty): time retention uses it.
     pub max_timestamp: Option<TimestampMs>,
     /// Written by compaction: offsets may have gaps.
     pub compacted: bool,
@@ -87,7 +91,9 @@ pub struct RetentionPolicy {
 /// What retention or a purge deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DeletedSegments {
+    /// Segment files deleted.
     pub segments: usize,
+    /// Their total size.
     pub bytes: u64,
     /// The log's start offset afterwards.
     pub start_offset: Offset,

@@ -48,8 +48,11 @@ const SCAN_CHUNK_BYTES: usize = 1 << 20;
 pub struct CompactionOutcome {
     /// Sealed segments rewritten (replaced by `segments_written` new ones).
     pub segments_rewritten: usize,
+    /// New compacted segments.
     pub segments_written: usize,
+    /// Size of the rewritten segments.
     pub bytes_before: u64,
+    /// Size of what replaced them.
     pub bytes_after: u64,
     /// Superseded records dropped.
     pub records_removed: u64,

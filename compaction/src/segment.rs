@@ -37,12 +37,12 @@ const SCAN_CHUNK_BYTES: usize = 1 << 20;
 pub const LOG_SUFFIX: &str = "log";
 
 /// The file name of the segment starting at `base`, with `suffix` as extension.
-pub fn file_name(base: Offset, suffix: &str) -> String {
+pub(crate) fn file_name(base: Offset, suffix: &str) -> String {
     format!("{:020}.{suffix}", base.0)
 }
 
 /// Parses `<20 digits>.<suffix>`; `None` for any other name.
-pub fn parse_file_name(name: &str) -> Option<(Offset, &str)> {
+pub(crate) fn parse_file_name(name: &str) -> Option<(Offset, &str)> {
     let (digits, suffix) = name.split_once('.')?;
     if digits.len() != 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -53,7 +53,7 @@ pub fn parse_file_name(name: &str) -> Option<(Offset, &str)> {
 
 /// What a segment header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SegmentHeader {
+pub(crate) struct SegmentHeader {
     pub base: Offset,
     pub compacted: bool,
     pub covers_until: Option<Offset>,
@@ -106,7 +106,7 @@ impl SegmentHeader {
 
 /// Why a segment header was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeaderFault {
+pub(crate) enum HeaderFault {
     Bad(&'static str),
     Version(u8),
 }
@@ -131,7 +131,7 @@ impl HeaderFault {
 /// (positional IO needs no `&mut`), so a reader keeps reading a file even after retention
 /// unlinks it.
 #[derive(Debug)]
-pub struct Segment {
+pub(crate) struct Segment {
     pub path: PathBuf,
     pub file: File,
     pub header: SegmentHeader,
@@ -226,7 +226,7 @@ impl Segment {
 
 /// A moving read window over a file: positional reads of large chunks, handed out as slices so
 /// a scan does one IO per chunk and readers can keep zero-copy `Bytes` of the frames.
-pub struct Window<'a> {
+pub(crate) struct Window<'a> {
     file: &'a File,
     path: &'a Path,
     end: u64,
@@ -311,7 +311,7 @@ impl<'a> Window<'a> {
 
 /// How strictly a scan treats a bad frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScanMode {
+pub(crate) enum ScanMode {
     /// A sealed segment was synced before the next one was created: any bad byte is damage.
     Sealed,
     /// The last segment: a bad frame with nothing valid after it is a torn write.
@@ -323,7 +323,7 @@ pub enum ScanMode {
 
 /// What a scan learned about a segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Scan {
+pub(crate) struct Scan {
     pub index: SparseIndex,
     /// Where the valid frames end (the file length, unless a torn tail was found).
     pub valid_len: u64,
@@ -338,7 +338,7 @@ pub struct Scan {
 
 /// Reads every frame of `segment` (whose file is `file_len` bytes), checking CRCs and offset
 /// order, and builds its index. See [`ScanMode`] for what a bad frame means.
-pub fn scan(
+pub(crate) fn scan(
     segment: &Segment,
     file_len: u64,
     mode: ScanMode,

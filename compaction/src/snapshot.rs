@@ -49,6 +49,7 @@ const READ_CHUNK_BYTES: usize = 1 << 20;
 /// Bounds on what a snapshot holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapshotLimits {
+    /// The longest key.
     pub max_key_bytes: u32,
     /// Key + value + framing of one record; also bounds the meta blob.
     pub max_record_bytes: u32,
@@ -66,22 +67,29 @@ impl Default for SnapshotLimits {
 /// Errors of snapshot writing and reading.
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
+    /// An IO call failed.
     #[error(transparent)]
     Io(#[from] LogError),
+    /// Damaged bytes at `position`.
     #[error("corrupt snapshot {} at byte {position}: {reason}", path.display())]
     Corrupt {
         path: PathBuf,
         position: u64,
         reason: SnapshotFault,
     },
+    /// The file ends before its trailer: an incomplete copy.
     #[error("snapshot {} ends at byte {position} without its trailer", path.display())]
     Truncated { path: PathBuf, position: u64 },
+    /// Written by an unknown (newer) format version.
     #[error("snapshot {}: unsupported format version {version}", path.display())]
     UnsupportedVersion { path: PathBuf, version: u8 },
+    /// A key above [`SnapshotLimits::max_key_bytes`].
     #[error("key of {size} bytes exceeds the snapshot limit of {max}")]
     KeyTooLarge { size: u64, max: u64 },
+    /// A record (or the meta blob) above [`SnapshotLimits::max_record_bytes`].
     #[error("record of {size} bytes exceeds the snapshot limit of {max}")]
     RecordTooLarge { size: u64, max: u64 },
+    /// A name that is not one plain path component, or ends in `.tmp`.
     #[error("invalid snapshot name {0:?}: one plain component, no temp suffix")]
     BadName(String),
 }
@@ -89,16 +97,22 @@ pub enum SnapshotError {
 /// What is wrong inside a corrupt snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SnapshotFault {
+    /// The file header (magic, version, padding) is wrong.
     #[error("bad header")]
     Header,
+    /// A frame fails its checks.
     #[error("bad frame: {0}")]
     Frame(FrameFault),
+    /// The first frame is not the meta frame.
     #[error("missing meta frame")]
     Meta,
+    /// A record's sequence number is not the next one.
     #[error("record out of sequence")]
     Sequence,
+    /// The trailer is malformed or counts a different number of records.
     #[error("bad trailer")]
     Trailer,
+    /// Bytes follow the trailer.
     #[error("bytes after the trailer")]
     AfterTrailer,
 }
@@ -106,8 +120,11 @@ pub enum SnapshotFault {
 /// A finished snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotInfo {
+    /// The snapshot file.
     pub path: PathBuf,
+    /// Records in it (the meta blob and trailer not counted).
     pub records: u64,
+    /// File size.
     pub bytes: u64,
 }
 
