@@ -27,7 +27,7 @@ mod expiry;
 pub mod group;
 pub mod ids;
 pub(crate) mod membership;
-pub mod offsets;
+pub(crate) mod offsets;
 pub mod outcome;
 pub mod record;
 pub mod reply;

@@ -138,6 +138,19 @@ impl CoordinatorState {
         }
     }
 
+    /// Rebuilds a state from encoded records (a snapshot, then the log's records): decode and
+    /// replay each. The first record that does not decode is an error.
+    pub fn from_encoded<'a>(
+        config: Config,
+        records: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> Result<CoordinatorState, crate::codec::DecodeError> {
+        let mut state = CoordinatorState::new(config);
+        for (key, value) in records {
+            state.replay(&Record::decode(key, value)?);
+        }
+        Ok(state)
+    }
+
     /// The live records (the latest non-tombstone record per key), from which a snapshot is
     /// built: replaying them into a fresh state gives a state equal to this one.
     pub fn snapshot_records(&self) -> impl Iterator<Item = Record> + '_ {
@@ -198,6 +211,29 @@ impl CoordinatorState {
     ) -> Option<OffsetCommitValue> {
         self.group_offsets(group_id)?
             .get(&self.topics, topic, partition)
+    }
+
+    /// Every committed offset, group by group: what lag reporting (`/metrics`) reads.
+    pub fn committed_offsets(
+        &self,
+    ) -> impl Iterator<Item = (&GroupId, &str, PartitionIndex, OffsetCommitValue)> + '_ {
+        self.groups.iter().flat_map(move |(group_id, entry)| {
+            entry
+                .offsets
+                .iter(&self.topics)
+                .map(move |(topic, partition, value)| (group_id, topic, partition, value))
+        })
+    }
+
+    /// One group's committed offsets, in O(that group's size).
+    pub fn group_committed_offsets<'a>(
+        &'a self,
+        group_id: &GroupId,
+    ) -> impl Iterator<Item = (&'a str, PartitionIndex, OffsetCommitValue)> + 'a {
+        self.groups
+            .get(group_id)
+            .into_iter()
+            .flat_map(move |entry| entry.offsets.iter(&self.topics))
     }
 
     /// A group's recorded state, if it has one (simple groups have none).

@@ -1,6 +1,8 @@
 //! Property: for random command sequences,
 //! `state(apply commands) == state(replay records) == state(replay compacted records)`
-//! (the harness checks it after every step, plus the snapshot and the record codec).
+//! (the harness checks it after every step, plus the snapshot and the record codec), and a
+//! follower restored from an encoded snapshot halfway through, applying the remaining
+//! commands itself, decides the same replies and ends in the same state.
 //!
 //! The seed is printed; `COORDINATOR_SEED=<seed> cargo test -p coordinator --test
 //! replay_property` replays a failing run.
@@ -319,7 +321,12 @@ fn applying_commands_equals_replaying_records_and_the_compacted_log() {
             group_max_size: 5,
             ..Config::default()
         });
-        for op in &ops {
+        // Halfway, a follower starts from an encoded snapshot and applies the rest itself.
+        let fork_at = ops.len() / 2;
+        for (i, op) in ops.iter().enumerate() {
+            if i == fork_at {
+                h.add_follower_from_snapshot();
+            }
             run(&mut h, op);
         }
         // And once more at the end, against a fresh snapshot-and-restore.

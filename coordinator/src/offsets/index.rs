@@ -90,10 +90,12 @@ impl TopicInterner {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.by_name.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
@@ -309,6 +311,7 @@ impl GroupOffsets {
     }
 
     /// Releases every topic reference before the group's offsets are dropped.
+    #[cfg(test)]
     pub fn clear(&mut self, topics: &mut TopicInterner) {
         let keys: Vec<Key> = self.keys().copied().collect();
         for (idx, _) in keys {

@@ -3,4 +3,4 @@
 pub(crate) mod commit;
 pub(crate) mod delete;
 pub(crate) mod fetch;
-pub mod index;
+pub(crate) mod index;

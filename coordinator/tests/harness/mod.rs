@@ -108,6 +108,9 @@ pub struct Harness {
     pub timers: BTreeMap<TimerKey, TimestampMs>,
     /// Every member reply delivered so far, in order.
     pub member_replies: Vec<MemberReply>,
+    /// Replicas restored from a snapshot of this state at some point, which then apply every
+    /// later command themselves: they must stay equal to the live state.
+    pub followers: Vec<CoordinatorState>,
     nonce: u128,
 }
 
@@ -124,6 +127,7 @@ impl Harness {
             records: Vec::new(),
             timers: BTreeMap::new(),
             member_replies: Vec::new(),
+            followers: Vec::new(),
             nonce: 0,
         }
     }
@@ -155,8 +159,32 @@ impl Harness {
         self.arm(&outcome.timers);
         self.member_replies
             .extend(outcome.member_replies.iter().cloned());
+        for follower in &mut self.followers {
+            let theirs = follower.apply(&command);
+            assert_eq!(
+                theirs.reply, outcome.reply,
+                "a follower decided another reply"
+            );
+            assert_eq!(*follower, self.state, "a follower diverged");
+        }
         self.check_replay();
         outcome
+    }
+
+    /// Starts a follower from an encoded snapshot of the current state.
+    pub fn add_follower_from_snapshot(&mut self) {
+        let encoded: Vec<(Vec<u8>, Vec<u8>)> = self
+            .state
+            .snapshot_records()
+            .map(|r| (r.encode_key(), r.encode_value()))
+            .collect();
+        let follower = CoordinatorState::from_encoded(
+            self.config.clone(),
+            encoded.iter().map(|(k, v)| (k.as_slice(), v.as_slice())),
+        )
+        .expect("a snapshot decodes");
+        assert_eq!(follower, self.state);
+        self.followers.push(follower);
     }
 
     pub fn read(&mut self, command: ReadCommand) -> ReadOutcome {
