@@ -564,3 +564,95 @@ fn join_that_would_outgrow_the_group_record_returns_group_max_size_reached() {
     assert!(out.records.is_empty());
     assert_eq!(h.group().members.len(), 2);
 }
+
+#[test]
+fn members_rejoining_beyond_a_shrunk_max_size_are_kicked_out_while_the_others_continue() {
+    // Three members, then group.max.size drops to 2 (a config change on restart).
+    let mut h = Harness::new();
+    let (members, generation) = h.stable_group(3);
+    let shrunk = Config {
+        group_max_size: 2,
+        ..Config::default()
+    };
+    let mut h2 = Harness::with_config(shrunk.clone());
+    h2.now = h.now;
+    h2.state = replay_all(&shrunk, &h.records);
+    h2.records = h.records.clone();
+    // All three rejoin; the third to arrive no longer fits.
+    let mut errors = Vec::new();
+    for m in &members {
+        let out = h2.join(JoinReq::new(m));
+        errors.push(match &out.reply {
+            Reply::Join(r) => r.error,
+            _ => None,
+        });
+    }
+    assert_eq!(
+        errors,
+        vec![None, None, Some(ErrorKind::GroupMaxSizeReached)]
+    );
+    assert!(!h2
+        .group()
+        .members
+        .contains_key(&MemberId::from(members[2].as_str())));
+    // As in Kafka, the kick-out itself does not end the join phase; its timeout does.
+    assert_eq!(h2.group_state(), GroupState::PreparingRebalance);
+    h2.advance(30_000);
+    assert_eq!(h2.group_state(), GroupState::CompletingRebalance);
+    assert_eq!(h2.generation(), generation + 1);
+}
+
+#[test]
+fn a_static_leader_that_does_not_rejoin_stays_until_its_session_expires() {
+    let mut h = Harness::new();
+    h.join(
+        JoinReq::new("")
+            .instance("leader-instance")
+            .session(6_000)
+            .rebalance(10_000),
+    );
+    h.finish_initial_delay();
+    let first = h.group().members.keys().next().unwrap().as_str().to_owned();
+    h.sync_full(GROUP, &first, Some("leader-instance"), 1, None, None, &[]);
+    assert_eq!(h.group_state(), GroupState::Stable);
+
+    // A dynamic member arrives (v3: no MEMBER_ID_REQUIRED round trip).
+    let out = h.join(JoinReq::new("").version(3).session(6_000).rebalance(10_000));
+    let Reply::Parked {
+        member_id: second, ..
+    } = out.reply
+    else {
+        panic!()
+    };
+    for _ in 0..2 {
+        h.advance(2_500);
+        assert_eq!(
+            h.heartbeat_full(GROUP, &first, Some("leader-instance"), 1),
+            Err(ErrorKind::RebalanceInProgress)
+        );
+    }
+    // The rebalance timeout ends the join phase: the new member leads, the static one stays.
+    h.advance(5_000);
+    assert_eq!(h.group_state(), GroupState::CompletingRebalance);
+    assert_eq!(h.generation(), 2);
+    assert_eq!(h.group().members.len(), 2);
+    assert_eq!(h.group().leader.as_ref(), Some(&second));
+    assert_eq!(h.last_join_response(second.as_str()).error, None);
+    h.sync(second.as_str(), 2, &[]);
+    assert_eq!(h.group_state(), GroupState::Stable);
+    // The static member still heartbeats with the old generation, which does not keep it.
+    assert_eq!(
+        h.heartbeat_full(GROUP, &first, Some("leader-instance"), 1),
+        Err(ErrorKind::IllegalGeneration)
+    );
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        h.advance(2_000);
+        seen.push(h.heartbeat(second.as_str(), 2));
+    }
+    assert_eq!(
+        seen,
+        vec![Ok(()), Ok(()), Err(ErrorKind::RebalanceInProgress)]
+    );
+    assert_eq!(h.group().members.len(), 1);
+}
