@@ -382,12 +382,20 @@ fn a_stale_join_timer_firing_is_a_no_op() {
         group_id: GROUP.into(),
         generation: Generation(0),
     };
-    // Fired early (a later command moved the deadline): nothing happens.
+    // Fired early (a later command moved the deadline, or the leader's clock lags its timer):
+    // nothing changes, and the timer is armed again at the recorded deadline.
     let out = h.write(WriteCommand::TimerFired {
         key: key.clone(),
         now_ms: h.now_ms(),
     });
     assert!(out.records.is_empty());
+    assert_eq!(
+        out.timers,
+        vec![TimerOp::Set {
+            key: key.clone(),
+            at_ms: h.group().join_deadline.unwrap()
+        }]
+    );
     // A key from another generation: nothing happens either.
     h.finish_initial_delay();
     let out = h.write(WriteCommand::TimerFired {

@@ -30,27 +30,41 @@ pub(crate) fn decide(state: &CoordinatorState, key: &TimerKey, now: TimestampMs)
     let mut fx = Effects::new(group_id, now, &state.config);
     match key {
         TimerKey::JoinPhase { generation, .. } => {
-            let due = group.join_deadline.is_some_and(|d| d <= now);
-            if group.state == GroupState::PreparingRebalance
-                && group.generation == *generation
-                && due
-            {
-                join_phase_expired(&mut group, &mut fx);
+            let current =
+                group.state == GroupState::PreparingRebalance && group.generation == *generation;
+            match group.join_deadline {
+                Some(deadline) if current && deadline <= now => {
+                    join_phase_expired(&mut group, &mut fx)
+                }
+                // Fired before the recorded deadline (moved by a command still in flight, or a
+                // leader clock behind its timer): arm it again so the phase cannot stall.
+                Some(deadline) if current => fx.timer(TimerOp::Set {
+                    key: key.clone(),
+                    at_ms: deadline,
+                }),
+                _ => {}
             }
         }
         TimerKey::SyncPhase { generation, .. } => {
-            let due = group.sync_deadline.is_some_and(|d| d <= now);
             let syncing = matches!(
                 group.state,
                 GroupState::CompletingRebalance | GroupState::Stable
             );
-            if syncing && group.generation == *generation && due && !group.pending_sync.is_empty() {
-                let late: Vec<_> = group.pending_sync.iter().cloned().collect();
-                for member_id in &late {
-                    remove_member_raw(&mut group, member_id);
-                    fx.cancel_heartbeat(member_id);
+            let current = syncing && group.generation == *generation;
+            match group.sync_deadline {
+                Some(deadline) if current && deadline <= now && !group.pending_sync.is_empty() => {
+                    let late: Vec<_> = group.pending_sync.iter().cloned().collect();
+                    for member_id in &late {
+                        remove_member_raw(&mut group, member_id);
+                        fx.cancel_heartbeat(member_id);
+                    }
+                    prepare_rebalance(&mut group, &mut fx);
                 }
-                prepare_rebalance(&mut group, &mut fx);
+                Some(deadline) if current && deadline > now => fx.timer(TimerOp::Set {
+                    key: key.clone(),
+                    at_ms: deadline,
+                }),
+                _ => {}
             }
         }
         TimerKey::MemberHeartbeat { member_id, .. } => {
