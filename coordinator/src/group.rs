@@ -215,63 +215,6 @@ impl ClassicGroup {
             .unwrap_or(0)
     }
 
-    /// Protocol names every member supports.
-    fn candidate_protocols(&self) -> BTreeSet<&str> {
-        let mut members = self.members.values();
-        let Some(first) = members.next() else {
-            return BTreeSet::new();
-        };
-        let mut candidates: BTreeSet<&str> =
-            first.protocols.iter().map(|(n, _)| n.as_str()).collect();
-        for member in members {
-            candidates.retain(|c| member.protocols.iter().any(|(n, _)| n == c));
-        }
-        candidates
-    }
-
-    /// Kafka's `supportsProtocols`: an Empty group takes any non-empty protocol type with at
-    /// least one protocol; otherwise the type must match and one protocol must be supported by
-    /// every current member.
-    pub fn supports_protocols(&self, protocol_type: &str, protocols: &[(String, Bytes)]) -> bool {
-        if self.state == GroupState::Empty {
-            return !protocol_type.is_empty() && !protocols.is_empty();
-        }
-        if self.protocol_type.as_deref() != Some(protocol_type) {
-            return false;
-        }
-        if self.members.is_empty() {
-            return !protocols.is_empty();
-        }
-        let candidates = self.candidate_protocols();
-        protocols
-            .iter()
-            .any(|(name, _)| candidates.contains(name.as_str()))
-    }
-
-    /// Protocol selection by vote: among the protocols all members support, each member votes
-    /// for its most preferred; most votes wins. Ties go to the smallest name (Kafka leaves the
-    /// tie to hash-map order; any fixed rule is as good and this one is deterministic).
-    pub fn select_protocol(&self) -> Option<String> {
-        let candidates = self.candidate_protocols();
-        let mut votes: BTreeMap<&str, usize> = BTreeMap::new();
-        for member in self.members.values() {
-            if let Some((name, _)) = member
-                .protocols
-                .iter()
-                .find(|(n, _)| candidates.contains(n.as_str()))
-            {
-                *votes.entry(name.as_str()).or_insert(0) += 1;
-            }
-        }
-        let mut best: Option<(&str, usize)> = None;
-        for (name, count) in votes {
-            if best.is_none_or(|(_, c)| count > c) {
-                best = Some((name, count));
-            }
-        }
-        best.map(|(name, _)| name.to_owned())
-    }
-
     /// Topics the members subscribe to, decoded from their ConsumerProtocol subscriptions for
     /// the selected protocol. `None` when unknown: not a consumer group, no protocol selected,
     /// or a subscription that does not decode.

@@ -33,6 +33,7 @@ pub mod record;
 pub mod reply;
 pub mod state;
 pub mod subscription;
+mod vote;
 
 pub use codec::DecodeError;
 pub use command::*;
