@@ -656,3 +656,51 @@ fn a_static_leader_that_does_not_rejoin_stays_until_its_session_expires() {
     );
     assert_eq!(h.group().members.len(), 1);
 }
+
+#[test]
+fn a_join_phase_with_only_absent_static_members_is_retried_not_spun() {
+    let mut h = Harness::new();
+    // A rebalance in progress whose only member is static, did not rejoin, and has a zero
+    // rebalance timeout (a hostile client; real ones send max.poll.interval.ms).
+    let mut group = ClassicGroup::new(h.now_ms());
+    group.state = GroupState::PreparingRebalance;
+    group.generation = Generation(3);
+    group.protocol_type = Some("consumer".into());
+    group.leader = Some("i-1-x".into());
+    group.join_deadline = Some(h.now_ms());
+    group.members.insert(
+        "i-1-x".into(),
+        Member {
+            group_instance_id: Some("i-1".into()),
+            client_id: "c".into(),
+            client_host: "h".into(),
+            rebalance_timeout_ms: 0,
+            session_timeout_ms: 1_800_000,
+            protocol_type: "consumer".into(),
+            protocols: vec![("range".into(), subscription(&[TOPIC]))],
+            assignment: bytes::Bytes::new(),
+            awaiting_join: false,
+            awaiting_sync: false,
+            is_new: false,
+        },
+    );
+    let record = Record::GroupMetadata {
+        group_id: GROUP.into(),
+        value: Some(Box::new(group)),
+    };
+    h.state.replay(&record);
+    h.records.push(record);
+    h.timers.insert(
+        TimerKey::JoinPhase {
+            group_id: GROUP.into(),
+            generation: Generation(3),
+        },
+        h.now_ms(),
+    );
+    let before = h.records.len();
+    h.advance(10_000);
+    // Retries at least a second apart: about ten records, not a spin.
+    let written = h.records.len() - before;
+    assert!((1..=12).contains(&written), "{written} records");
+    assert_eq!(h.group_state(), GroupState::PreparingRebalance);
+}

@@ -9,6 +9,9 @@ use crate::outcome::{TimerKey, TimerOp};
 use crate::reply::{ErrorKind, JoinResponse, JoinResponseMember, SyncResponse};
 use bytes::Bytes;
 
+/// The shortest wait before retrying a join phase in which no member rejoined.
+const JOIN_RETRY_MIN_MS: i32 = 1_000;
+
 pub(crate) fn transition(group: &mut ClassicGroup, fx: &Effects<'_>, to: GroupState) {
     group.state = to;
     group.state_timestamp = fx.now;
@@ -165,8 +168,9 @@ pub(crate) fn complete_join(group: &mut ClassicGroup, fx: &mut Effects<'_>) {
 
     if !maybe_elect_new_joined_leader(group) && !group.members.is_empty() {
         // Only static members that did not rejoin are left: wait another rebalance timeout
-        // for them, until their sessions expire.
-        let timeout = group.rebalance_timeout_ms();
+        // for them, until their sessions expire. Never less than a second, or a hostile
+        // rebalance timeout of 0 would turn this into a busy loop of timer commands.
+        let timeout = group.rebalance_timeout_ms().max(JOIN_RETRY_MIN_MS);
         schedule_join(group, fx, timeout);
         return;
     }
