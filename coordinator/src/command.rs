@@ -59,6 +59,27 @@ impl WriteCommand {
     }
 }
 
+impl WriteCommand {
+    /// The one group this command is about, for routing it to the group's shard; `None` for
+    /// commands that span groups (DeleteGroups with several ids, expiry, topic deletion, the
+    /// retention timer), which go to every shard (DeleteGroups: split by group).
+    pub fn group_id(&self) -> Option<&GroupId> {
+        match self {
+            WriteCommand::JoinGroup(c) => Some(&c.group_id),
+            WriteCommand::SyncGroup(c) => Some(&c.group_id),
+            WriteCommand::LeaveGroup(c) => Some(&c.group_id),
+            WriteCommand::CommitOffsets(c) => Some(&c.group_id),
+            WriteCommand::DeleteOffsets(c) => Some(&c.group_id),
+            WriteCommand::DeleteGroups(c) => match c.group_ids.as_slice() {
+                [one] => Some(one),
+                _ => None,
+            },
+            WriteCommand::TimerFired { key, .. } => key.group_id(),
+            WriteCommand::ExpireOffsets { .. } | WriteCommand::TopicsDeleted { .. } => None,
+        }
+    }
+}
+
 /// A command answered from applied state by the leader alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ReadCommand {

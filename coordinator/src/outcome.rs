@@ -85,6 +85,18 @@ pub enum TimerKey {
     OffsetsRetention,
 }
 
+impl TimerKey {
+    /// The group the timer belongs to; `None` for the shard-wide retention timer.
+    pub fn group_id(&self) -> Option<&GroupId> {
+        match self {
+            TimerKey::JoinPhase { group_id, .. }
+            | TimerKey::SyncPhase { group_id, .. }
+            | TimerKey::MemberHeartbeat { group_id, .. } => Some(group_id),
+            TimerKey::OffsetsRetention => None,
+        }
+    }
+}
+
 /// Arm or cancel a timer on the leader. On firing, the leader submits
 /// `WriteCommand::TimerFired { key, now_ms }`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -51,3 +51,31 @@ fn write_commands_and_outcomes_round_trip_through_serde_json() {
     let back: ReadCommand = serde_json::from_slice(&serde_json::to_vec(&read).unwrap()).unwrap();
     assert_eq!(back, read);
 }
+
+#[test]
+fn single_group_commands_name_their_group_for_shard_routing() {
+    let join = WriteCommand::TimerFired {
+        key: TimerKey::SyncPhase {
+            group_id: "g".into(),
+            generation: Generation(1),
+        },
+        now_ms: TimestampMs(0),
+    };
+    assert_eq!(join.group_id(), Some(&GroupId::from("g")));
+    let delete = |ids: &[&str]| {
+        WriteCommand::DeleteGroups(DeleteGroups {
+            api_version: ApiVersion(2),
+            now_ms: TimestampMs(0),
+            group_ids: ids.iter().map(|g| GroupId::from(*g)).collect(),
+        })
+    };
+    assert_eq!(delete(&["a"]).group_id(), Some(&GroupId::from("a")));
+    assert_eq!(delete(&["a", "b"]).group_id(), None);
+    assert_eq!(
+        WriteCommand::ExpireOffsets {
+            now_ms: TimestampMs(0)
+        }
+        .group_id(),
+        None
+    );
+}

@@ -17,11 +17,8 @@ use crate::reply::Reply;
 use crate::state::CoordinatorState;
 
 pub(crate) fn decide(state: &CoordinatorState, key: &TimerKey, now: TimestampMs) -> Outcome {
-    let group_id = match key {
-        TimerKey::JoinPhase { group_id, .. }
-        | TimerKey::SyncPhase { group_id, .. }
-        | TimerKey::MemberHeartbeat { group_id, .. } => group_id,
-        TimerKey::OffsetsRetention => return Outcome::reply(Reply::Done),
+    let Some(group_id) = key.group_id() else {
+        return Outcome::reply(Reply::Done);
     };
     let Some(start) = state.group(group_id) else {
         return Outcome::reply(Reply::Done);
