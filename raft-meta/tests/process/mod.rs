@@ -22,6 +22,7 @@ impl KvProc {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_raft-meta-kvnode"));
         cmd.args(["--id", &id.to_string(), "--dir", dir.to_str().unwrap(), "--store", store, "--listen", listen])
             .args(extra)
+            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,openraft=off".to_owned()))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
         let mut child = cmd.spawn().unwrap();

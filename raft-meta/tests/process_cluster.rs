@@ -1,0 +1,154 @@
+//! Three nodes as three processes on loopback: SIGKILL the leader during writes; a new leader
+//! accepts writes within the election timeout, every acknowledged write survives, and the old
+//! leader restarts, rejoins and catches up by snapshot (it is behind the purge point).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod process;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use process::*;
+
+type Clients = Arc<Mutex<HashMap<u64, String>>>;
+
+async fn find_leader(clients: &Clients) -> Option<(u64, String)> {
+    let snapshot: Vec<(u64, String)> = clients.lock().unwrap().iter().map(|(k, v)| (*k, v.clone())).collect();
+    for (_, addr) in snapshot {
+        if let Ok(status) = ask(&addr, "STATUS").await {
+            if let Some(Ok(leader)) = status_field(&status, "leader").map(|l| l.parse::<u64>()) {
+                if let Some(addr) = clients.lock().unwrap().get(&leader) {
+                    return Some((leader, addr.clone()));
+                }
+            }
+        }
+    }
+    None
+}
+
+struct Acks {
+    keys: BTreeSet<String>,
+    /// (node that acknowledged, when)
+    times: Vec<(u64, Instant)>,
+}
+
+async fn sigkill_leader(store: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--snapshot-every", "50", "--heartbeat-ms", "100", "--election-ms", "400-800"];
+    let mut procs: HashMap<u64, KvProc> = HashMap::new();
+    let mut bootstrap = vec!["--bootstrap", "single"];
+    bootstrap.extend_from_slice(&args);
+    procs.insert(1, KvProc::spawn(1, &tmp.path().join("n1"), store, "127.0.0.1:0", &bootstrap));
+    let mut join = vec!["--bootstrap", "join"];
+    join.extend_from_slice(&args);
+    for id in [2, 3] {
+        procs.insert(id, KvProc::spawn(id, &tmp.path().join(format!("n{id}")), store, "127.0.0.1:0", &join));
+    }
+    let clients: Clients = Arc::new(Mutex::new(procs.iter().map(|(id, p)| (*id, p.client_addr.clone())).collect()));
+    wait_until("node 1 to lead", Duration::from_secs(10), || async {
+        ask(&procs[&1].client_addr, "STATUS").await.is_ok_and(|s| status_field(&s, "leader").as_deref() == Some("1"))
+    })
+    .await;
+    for id in [2u64, 3] {
+        let answer = ask(&procs[&1].client_addr, &format!("ADDVOTER {id} {} kafka-{id}", procs[&id].raft_addr)).await.unwrap();
+        assert_eq!(answer, "OK", "add voter {id}");
+    }
+    let status = ask(&procs[&1].client_addr, "STATUS").await.unwrap();
+    assert_eq!(status_field(&status, "voters").as_deref(), Some("1,2,3"), "{status}");
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let acks = Arc::new(Mutex::new(Acks { keys: BTreeSet::new(), times: Vec::new() }));
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let (stop, acks, clients) = (stop.clone(), acks.clone(), clients.clone());
+        writers.push(tokio::spawn(async move {
+            let mut i = 0u64;
+            let mut conn: Option<(u64, Client)> = None;
+            while !stop.load(Ordering::Relaxed) {
+                if conn.is_none() {
+                    if let Some((id, addr)) = find_leader(&clients).await {
+                        conn = Client::connect(&addr).await.ok().map(|c| (id, c));
+                    }
+                    if conn.is_none() {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                }
+                let Some((id, c)) = conn.as_mut() else { continue };
+                let key = format!("w{w}-{i}");
+                match c.ask(&format!("PUT {key} v")).await {
+                    Ok(a) if a == "OK" => {
+                        let mut acks = acks.lock().unwrap();
+                        acks.keys.insert(key);
+                        acks.times.push((*id, Instant::now()));
+                        i += 1;
+                    }
+                    _ => {
+                        // Unknown outcome: the key may or may not exist; move on to a fresh one.
+                        i += 1;
+                        conn = None;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                }
+            }
+        }));
+    }
+
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let before_kill = ask(&procs[&1].client_addr, "STATUS").await.unwrap();
+    let applied_at_kill: u64 = status_field(&before_kill, "applied").unwrap().parse().unwrap();
+    clients.lock().unwrap().remove(&1);
+    let killed_at = Instant::now();
+    procs.get_mut(&1).unwrap().kill9();
+
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.await.unwrap();
+    }
+    let acks = Arc::try_unwrap(acks).ok().unwrap().into_inner().unwrap();
+    let first_new = acks
+        .times
+        .iter()
+        .find(|(id, at)| *id != 1 && *at > killed_at)
+        .map(|(_, at)| at.duration_since(killed_at))
+        .expect("no write acknowledged after the leader was killed");
+    println!("{} writes acknowledged; first ack on the new leader {first_new:?} after SIGKILL", acks.keys.len());
+    assert!(first_new < Duration::from_secs(3), "failover took {first_new:?}");
+
+    let (leader, leader_addr) = find_leader(&clients).await.expect("a leader among the survivors");
+    assert_ne!(leader, 1);
+    let mut c = Client::connect(&leader_addr).await.unwrap();
+    for key in &acks.keys {
+        let got = c.ask(&format!("GET {key}")).await.unwrap();
+        assert!(got.starts_with("VAL"), "acknowledged {key} lost: {got}");
+    }
+    let status = c.ask("STATUS").await.unwrap();
+    let purged: u64 = status_field(&status, "purged").unwrap().parse().unwrap();
+    assert!(purged > applied_at_kill, "leader has not purged past the old leader's position ({purged} <= {applied_at_kill})");
+
+    // The old leader restarts on its address and can only catch up by snapshot.
+    let n1_addr = procs[&1].raft_addr.clone();
+    let mut restart = vec!["--bootstrap", "single"];
+    restart.extend_from_slice(&args);
+    procs.insert(1, KvProc::spawn(1, &tmp.path().join("n1"), store, &n1_addr, &restart));
+    let count = c.ask("COUNT").await.unwrap();
+    let n1_client = procs[&1].client_addr.clone();
+    wait_until("old leader to catch up", Duration::from_secs(20), || async {
+        ask(&n1_client, "LOCALCOUNT").await.is_ok_and(|a| a == count)
+    })
+    .await;
+    let n1_status = ask(&n1_client, "STATUS").await.unwrap();
+    println!("old leader caught up: {n1_status}");
+    assert_eq!(status_field(&n1_status, "leader"), Some(leader.to_string()));
+    for (_, mut p) in procs {
+        p.kill9();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_three_processes_survive_sigkill_of_the_leader() {
+    sigkill_leader("sled").await;
+}
