@@ -1,37 +1,33 @@
-//! Snapshot files: the application's live records plus the Raft snapshot meta, written atomically
-//! and verified whole before use.
+//! Snapshot files: the application's live records plus the Raft snapshot meta, written by
+//! `compaction`'s snapshot writer and verified whole before use.
 //!
 //! ```text
-//!  "CHSNAP01" | u32 meta_len | meta (postcard SnapshotMeta)
-//!  | u64 record_count | { u32 key_len | u32 value_len | key | value } * record_count
-//!  | u32 crc32c(everything before) | "CHSNEND1"
+//!  compaction snapshot file:  header | meta frame (postcard SnapshotMeta) | record frames | trailer
+//!  name: snapshot-<last log index + 1, 20 digits>.snap   (sorts in log order)
 //! ```
 //!
-//! Write path: encode in memory, write `<name>.tmp`, fdatasync, rename to `<name>`, fsync the
-//! directory. A crash at any step leaves either the old set of snapshots or the new one; a `.tmp`
-//! left behind is deleted at the next open. Read path: the CRC covers every byte, so a torn or
-//! bit-flipped file is refused and the loader falls back to the previous snapshot.
+//! Write path (compaction's): `<name>.tmp`, records streamed, trailer, fsync, rename, directory
+//! fsync. A crash at any step leaves the previous set of snapshots; a `.tmp` left behind is
+//! deleted at the next open. Read path: every frame's CRC, the record sequence and the trailer are
+//! checked, so a torn or bit-flipped file is refused and the loader falls back to the previous
+//! snapshot (which the log purge policy keeps replayable).
 
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
+use compaction::{SnapshotError, SnapshotLimits, SnapshotReader, SnapshotWriter, TimestampMs};
 
 use crate::app::Record;
 use crate::types::{LogId, SnapshotMeta};
 
-const MAGIC: &[u8; 8] = b"CHSNAP01";
-const END_MAGIC: &[u8; 8] = b"CHSNEND1";
 const PREFIX: &str = "snapshot-";
 const SUFFIX: &str = ".snap";
 const TMP_SUFFIX: &str = ".snap.tmp";
 const CORRUPT_SUFFIX: &str = ".snap.corrupt";
 
-/// A snapshot is held in memory when built, sent and installed; this bounds it.
+/// A snapshot is held in memory when sent and installed; this bounds it.
 pub const SNAPSHOT_BYTES_MAX: usize = 2 * 1024 * 1024 * 1024;
-/// Bounds the meta section (membership of a handful of nodes; far below this).
-const META_BYTES_MAX: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotFileError {
@@ -44,8 +40,22 @@ pub enum SnapshotFileError {
     TooLarge(usize),
     #[error("snapshot is corrupt: {0}")]
     Corrupt(String),
+    #[error(transparent)]
+    Engine(#[from] SnapshotError),
     #[error("cannot encode snapshot meta: {0}")]
     Encode(postcard::Error),
+}
+
+impl SnapshotFileError {
+    /// Damage in the file itself (fall back to an older snapshot), as opposed to an IO failure
+    /// (stop: the disk is in trouble, not this file).
+    pub fn is_damage(&self) -> bool {
+        match self {
+            SnapshotFileError::Io { .. } | SnapshotFileError::Encode(_) => false,
+            SnapshotFileError::Engine(SnapshotError::Io(_)) => false,
+            _ => true,
+        }
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SnapshotFileError + '_ {
@@ -55,89 +65,30 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SnapshotFileError + '_ 
     }
 }
 
-/// Serializes meta and records into the file image (CRC and end marker included).
-pub fn encode(meta: &SnapshotMeta, records: &[Record]) -> Result<Vec<u8>, SnapshotFileError> {
-    let meta_raw = postcard::to_stdvec(meta).map_err(SnapshotFileError::Encode)?;
-    let records_bytes: usize = records
-        .iter()
-        .map(|r| 8 + r.key.len() + r.value.len())
-        .sum();
-    let total = 8 + 4 + meta_raw.len() + 8 + records_bytes + 4 + 8;
-    if total > SNAPSHOT_BYTES_MAX {
-        return Err(SnapshotFileError::TooLarge(total));
-    }
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(meta_raw.len() as u32).to_be_bytes());
-    out.extend_from_slice(&meta_raw);
-    out.extend_from_slice(&(records.len() as u64).to_be_bytes());
-    for r in records {
-        out.extend_from_slice(&(r.key.len() as u32).to_be_bytes());
-        out.extend_from_slice(&(r.value.len() as u32).to_be_bytes());
-        out.extend_from_slice(&r.key);
-        out.extend_from_slice(&r.value);
-    }
-    let crc = crc32c::crc32c(&out);
-    out.extend_from_slice(&crc.to_be_bytes());
-    out.extend_from_slice(END_MAGIC);
-    Ok(out)
+fn limits() -> SnapshotLimits {
+    SnapshotLimits::default()
 }
 
-/// Checks the CRC and structure of a file image and returns its meta and records. Records are
-/// slices of `image` (no copy).
-pub fn decode(image: Bytes) -> Result<(SnapshotMeta, Vec<Record>), SnapshotFileError> {
-    let corrupt = |what: &str| SnapshotFileError::Corrupt(what.to_owned());
+/// Checks a whole snapshot image (every CRC, the trailer) and returns its meta and records.
+pub fn decode(
+    label: &Path,
+    image: Bytes,
+) -> Result<(SnapshotMeta, Vec<Record>), SnapshotFileError> {
     if image.len() > SNAPSHOT_BYTES_MAX {
         return Err(SnapshotFileError::TooLarge(image.len()));
     }
-    if image.len() < 8 + 4 + 8 + 4 + 8 || &image[..8] != MAGIC {
-        return Err(corrupt("missing header"));
-    }
-    let body_end = image.len() - 12;
-    if &image[image.len() - 8..] != END_MAGIC {
-        return Err(corrupt("missing end marker (torn write)"));
-    }
-    let stored_crc = u32::from_be_bytes([
-        image[body_end],
-        image[body_end + 1],
-        image[body_end + 2],
-        image[body_end + 3],
-    ]);
-    if crc32c::crc32c(&image[..body_end]) != stored_crc {
-        return Err(corrupt("checksum mismatch"));
-    }
-    let mut body = image.slice(8..body_end);
-    let meta_len = body.get_u32() as usize;
-    if meta_len > META_BYTES_MAX || meta_len > body.remaining() {
-        return Err(corrupt("meta length out of range"));
-    }
-    let meta: SnapshotMeta = postcard::from_bytes(&body[..meta_len])
+    let mut reader = SnapshotReader::from_bytes(label, image)?;
+    let meta: SnapshotMeta = postcard::from_bytes(reader.meta())
         .map_err(|e| SnapshotFileError::Corrupt(format!("meta: {e}")))?;
-    body.advance(meta_len);
-    if body.remaining() < 8 {
-        return Err(corrupt("missing record count"));
-    }
-    let count = body.get_u64();
-    // Each record needs at least 8 bytes, so a count beyond that is a lie, not an allocation.
-    if count > (body.remaining() / 8) as u64 {
-        return Err(corrupt("record count out of range"));
-    }
-    let mut records = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        if body.remaining() < 8 {
-            return Err(corrupt("truncated record header"));
+    let mut records = Vec::new();
+    while let Some(record) = reader.next_record()? {
+        // The application's records are live values; a tombstone has nothing to restore.
+        if let Some(value) = record.value {
+            records.push(Record {
+                key: record.key,
+                value,
+            });
         }
-        let key_len = body.get_u32() as usize;
-        let value_len = body.get_u32() as usize;
-        if key_len.saturating_add(value_len) > body.remaining() {
-            return Err(corrupt("record length out of range"));
-        }
-        let key = body.split_to(key_len);
-        let value = body.split_to(value_len);
-        records.push(Record { key, value });
-    }
-    if body.has_remaining() {
-        return Err(corrupt("trailing bytes after records"));
     }
     Ok((meta, records))
 }
@@ -206,28 +157,44 @@ impl SnapshotDir {
         Ok(files)
     }
 
-    /// Writes a file image atomically: temp file, fdatasync, rename, directory fsync.
+    fn name(last_log_id: Option<&LogId>) -> (u64, String) {
+        let pos = position(last_log_id);
+        (pos, format!("{PREFIX}{pos:020}{SUFFIX}"))
+    }
+
+    /// Streams `records` into a new snapshot through compaction's writer (temp file, fsync,
+    /// rename, directory fsync) and returns the file.
     pub fn write(
         &self,
-        last_log_id: Option<&LogId>,
-        image: &[u8],
+        meta: &SnapshotMeta,
+        records: &[Record],
     ) -> Result<SnapshotFile, SnapshotFileError> {
-        let pos = position(last_log_id);
-        let name = format!("{PREFIX}{pos:020}");
-        let tmp = self.dir.join(format!("{name}{TMP_SUFFIX}"));
-        let path = self.dir.join(format!("{name}{SUFFIX}"));
-        {
-            let mut file = File::create(&tmp).map_err(io_err(&tmp))?;
-            file.write_all(image).map_err(io_err(&tmp))?;
-            let started = std::time::Instant::now();
-            file.sync_data().map_err(io_err(&tmp))?;
-            crate::metrics::record_fsync(started.elapsed());
+        let (pos, name) = Self::name(meta.last_log_id.as_ref());
+        let meta_raw = postcard::to_stdvec(meta).map_err(SnapshotFileError::Encode)?;
+        let mut writer = SnapshotWriter::create(&self.dir, &name, &meta_raw, limits())?;
+        for r in records {
+            writer.push(&r.key, Some(&r.value), TimestampMs(0))?;
         }
-        fs::rename(&tmp, &path).map_err(io_err(&path))?;
-        sync_dir(&self.dir)?;
+        let started = std::time::Instant::now();
+        let info = writer.finish()?;
+        crate::metrics::record_fsync(started.elapsed());
         Ok(SnapshotFile {
             position: pos,
-            path,
+            path: info.path,
+        })
+    }
+
+    /// Verifies a snapshot image received from a peer and installs it atomically.
+    pub fn install(
+        &self,
+        meta: &SnapshotMeta,
+        image: Bytes,
+    ) -> Result<SnapshotFile, SnapshotFileError> {
+        let (pos, name) = Self::name(meta.last_log_id.as_ref());
+        let info = compaction::install_snapshot_bytes(&self.dir, &name, image)?;
+        Ok(SnapshotFile {
+            position: pos,
+            path: info.path,
         })
     }
 
@@ -238,8 +205,13 @@ impl SnapshotDir {
     ) -> Result<(Bytes, SnapshotMeta, Vec<Record>), SnapshotFileError> {
         let raw = fs::read(&file.path).map_err(io_err(&file.path))?;
         let image = Bytes::from(raw);
-        let (meta, records) = decode(image.clone())?;
+        let (meta, records) = decode(&file.path, image.clone())?;
         Ok((image, meta, records))
+    }
+
+    /// The raw bytes of a snapshot file (what is streamed to a lagging follower).
+    pub fn read_image(&self, file: &SnapshotFile) -> Result<Vec<u8>, SnapshotFileError> {
+        fs::read(&file.path).map_err(io_err(&file.path))
     }
 
     /// Loads the newest snapshot that verifies. A corrupt one is renamed `*.corrupt` (kept for
@@ -248,9 +220,7 @@ impl SnapshotDir {
         for file in self.list()? {
             match self.read(&file) {
                 Ok((image, meta, records)) => return Ok(Some((file, image, meta, records))),
-                Err(SnapshotFileError::Io { path, source }) => {
-                    return Err(SnapshotFileError::Io { path, source })
-                }
+                Err(e) if !e.is_damage() => return Err(e),
                 Err(e) => {
                     let aside = file
                         .path
@@ -280,9 +250,10 @@ impl SnapshotDir {
 
 /// fsync on the directory makes a rename or unlink durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), SnapshotFileError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(dir))
+    compaction::sync_dir(dir).map_err(|e| SnapshotFileError::Io {
+        path: dir.to_path_buf(),
+        source: std::io::Error::other(e.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -313,26 +284,35 @@ mod tests {
     }
 
     #[test]
-    fn encode_decode_round_trip() {
-        let image = encode(&meta(7), &records(100)).unwrap();
-        let (m, r) = decode(Bytes::from(image)).unwrap();
+    fn write_then_read_round_trip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = SnapshotDir::open(tmp.path()).unwrap();
+        let file = dir.write(&meta(7), &records(100)).unwrap();
+        let (_, m, r) = dir.read(&file).unwrap();
         assert_eq!(m, meta(7));
         assert_eq!(r, records(100));
     }
 
     #[test]
     fn every_truncation_and_every_bit_flip_is_refused() {
-        let image = encode(&meta(3), &records(5)).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = SnapshotDir::open(tmp.path()).unwrap();
+        let file = dir.write(&meta(3), &records(5)).unwrap();
+        let image = dir.read_image(&file).unwrap();
+        let label = Path::new("test");
         for len in 0..image.len() {
             assert!(
-                decode(Bytes::copy_from_slice(&image[..len])).is_err(),
+                decode(label, Bytes::copy_from_slice(&image[..len])).is_err(),
                 "truncated at {len}"
             );
         }
         for at in 0..image.len() {
             let mut flipped = image.clone();
             flipped[at] ^= 0x10;
-            assert!(decode(Bytes::from(flipped)).is_err(), "bit flip at {at}");
+            assert!(
+                decode(label, Bytes::from(flipped)).is_err(),
+                "bit flip at {at}"
+            );
         }
     }
 
@@ -342,11 +322,8 @@ mod tests {
         let dir = SnapshotDir::open(tmp.path()).unwrap();
         let m1 = meta(10);
         let m2 = meta(20);
-        dir.write(m1.last_log_id.as_ref(), &encode(&m1, &records(3)).unwrap())
-            .unwrap();
-        let newest = dir
-            .write(m2.last_log_id.as_ref(), &encode(&m2, &records(4)).unwrap())
-            .unwrap();
+        dir.write(&m1, &records(3)).unwrap();
+        let newest = dir.write(&m2, &records(4)).unwrap();
         let mut raw = fs::read(&newest.path).unwrap();
         let mid = raw.len() / 2;
         raw[mid] ^= 0xff;
@@ -368,8 +345,7 @@ mod tests {
         let dir = SnapshotDir::open(tmp.path()).unwrap();
         for i in [5u64, 9, 14] {
             let m = meta(i);
-            dir.write(m.last_log_id.as_ref(), &encode(&m, &records(1)).unwrap())
-                .unwrap();
+            dir.write(&m, &records(1)).unwrap();
         }
         assert_eq!(dir.retain(2).unwrap(), Some(10));
         let positions: Vec<u64> = dir.list().unwrap().iter().map(|f| f.position).collect();

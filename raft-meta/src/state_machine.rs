@@ -160,16 +160,19 @@ impl<A: Application> StateMachine<A> {
             .map(|(meta, _)| meta.clone())
     }
 
-    /// Writes an image, makes it current, trims old snapshots and moves the purge floor.
-    async fn persist(
+    /// Runs a snapshot-directory job off the async threads, then makes its file current,
+    /// trims old snapshots and moves the purge floor.
+    async fn persist<F>(
         &self,
         meta: &SnapshotMeta,
-        image: Arc<Vec<u8>>,
-    ) -> Result<SnapshotFile, SnapshotFileError> {
+        job: F,
+    ) -> Result<SnapshotFile, SnapshotFileError>
+    where
+        F: FnOnce(&SnapshotDir) -> Result<SnapshotFile, SnapshotFileError> + Send + 'static,
+    {
         let dir = self.shared.dir.clone();
-        let last = meta.last_log_id;
-        let written = tokio::task::spawn_blocking(move || {
-            let file = dir.write(last.as_ref(), &image)?;
+        let (file, floor) = tokio::task::spawn_blocking(move || {
+            let file = job(&dir)?;
             let floor = dir.retain(SNAPSHOTS_KEPT)?;
             Ok::<_, SnapshotFileError>((file, floor))
         })
@@ -178,7 +181,6 @@ impl<A: Application> StateMachine<A> {
             path: self.shared.dir.path().to_path_buf(),
             source: std::io::Error::other(e.to_string()),
         })??;
-        let (file, floor) = written;
         *self
             .shared
             .current
@@ -189,6 +191,14 @@ impl<A: Application> StateMachine<A> {
             .send_replace(floor.and_then(|p| p.checked_sub(1)));
         Ok(file)
     }
+}
+
+fn snapshot_write_err(e: &SnapshotFileError) -> StorageError {
+    StorageIOError::write_snapshot(None, openraft::AnyError::new(e)).into()
+}
+
+fn snapshot_read_err(e: &SnapshotFileError) -> StorageError {
+    StorageIOError::read_snapshot(None, openraft::AnyError::new(e)).into()
 }
 
 impl<A: Application> RaftSnapshotBuilder<TypeConfig> for StateMachine<A> {
@@ -213,16 +223,18 @@ impl<A: Application> RaftSnapshotBuilder<TypeConfig> for StateMachine<A> {
             last_membership: membership,
             snapshot_id,
         };
-        let encode_meta = meta.clone();
-        let image =
-            tokio::task::spawn_blocking(move || snapshot_file::encode(&encode_meta, &records))
-                .await
-                .map_err(|e| errors::write_any(std::io::Error::other(e.to_string())))?
-                .map_err(|e| StorageIOError::write_snapshot(None, openraft::AnyError::new(&e)))?;
-        let image = Arc::new(image);
-        self.persist(&meta, image.clone())
+        let file = self
+            .persist(&meta, {
+                let meta = meta.clone();
+                move |dir| dir.write(&meta, &records)
+            })
             .await
-            .map_err(|e| StorageIOError::write_snapshot(None, openraft::AnyError::new(&e)))?;
+            .map_err(|e| snapshot_write_err(&e))?;
+        let dir = self.shared.dir.clone();
+        let image = tokio::task::spawn_blocking(move || dir.read_image(&file))
+            .await
+            .map_err(|e| errors::read_any(std::io::Error::other(e.to_string())))?
+            .map_err(|e| snapshot_read_err(&e))?;
         metrics::histogram!(m::SNAPSHOT_BUILD_SECONDS).record(started.elapsed().as_secs_f64());
         metrics::gauge!(m::SNAPSHOT_BYTES).set(image.len() as f64);
         tracing::info!(
@@ -231,7 +243,6 @@ impl<A: Application> RaftSnapshotBuilder<TypeConfig> for StateMachine<A> {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "snapshot built"
         );
-        let image = Arc::try_unwrap(image).unwrap_or_else(|shared| (*shared).clone());
         Ok(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(image)),
@@ -304,10 +315,9 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
     ) -> Result<(), StorageError> {
         let _io = self.shared.snapshot_io.lock().await;
         let image = Bytes::from(snapshot.into_inner());
-        let snapshot_err =
-            |e: &SnapshotFileError| StorageIOError::read_snapshot(None, openraft::AnyError::new(e));
+        let label = self.shared.dir.path().join("received");
         let (file_meta, records) =
-            snapshot_file::decode(image.clone()).map_err(|e| snapshot_err(&e))?;
+            snapshot_file::decode(&label, image.clone()).map_err(|e| snapshot_read_err(&e))?;
         if file_meta.last_log_id != meta.last_log_id
             || file_meta.last_membership != meta.last_membership
         {
@@ -315,12 +325,16 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
                 "received snapshot holds {:?}, announced as {:?}",
                 file_meta.last_log_id, meta.last_log_id
             ));
-            return Err(snapshot_err(&e).into());
+            return Err(snapshot_read_err(&e));
         }
         // Persist before switching state: once openraft hears back it may purge the log.
-        self.persist(meta, Arc::new(image.to_vec()))
-            .await
-            .map_err(|e| StorageIOError::write_snapshot(None, openraft::AnyError::new(&e)))?;
+        let bytes = image.len();
+        self.persist(meta, {
+            let meta = meta.clone();
+            move |dir| dir.install(&meta, image)
+        })
+        .await
+        .map_err(|e| snapshot_write_err(&e))?;
         let mut applied = write_lock(&self.shared.applied);
         applied
             .app
@@ -329,7 +343,7 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         applied.last_applied = meta.last_log_id;
         applied.membership = meta.last_membership.clone();
         self.shared.bytes_since_snapshot.store(0, Ordering::Relaxed);
-        tracing::info!(last_log_id = ?meta.last_log_id, bytes = image.len(), "snapshot installed");
+        tracing::info!(last_log_id = ?meta.last_log_id, bytes, "snapshot installed");
         Ok(())
     }
 
@@ -347,7 +361,7 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         let (image, _, _) = tokio::task::spawn_blocking(move || dir.read(&file))
             .await
             .map_err(|e| errors::read_any(std::io::Error::other(e.to_string())))?
-            .map_err(|e| StorageIOError::read_snapshot(None, openraft::AnyError::new(&e)))?;
+            .map_err(|e| snapshot_read_err(&e))?;
         Ok(Some(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(image.to_vec())),

@@ -11,7 +11,12 @@ use std::time::Duration;
 use process::*;
 
 /// Writers put keys until the node dies; returns the keys whose PUT was acknowledged.
-async fn write_until_killed(node: &mut KvProc, round: &str, writers: usize, run_for: Duration) -> BTreeSet<String> {
+async fn write_until_killed(
+    node: &mut KvProc,
+    round: &str,
+    writers: usize,
+    run_for: Duration,
+) -> BTreeSet<String> {
     let acked = Arc::new(Mutex::new(BTreeSet::new()));
     let mut tasks = Vec::new();
     for w in 0..writers {
@@ -19,7 +24,9 @@ async fn write_until_killed(node: &mut KvProc, round: &str, writers: usize, run_
         let acked = acked.clone();
         let round = round.to_owned();
         tasks.push(tokio::spawn(async move {
-            let Ok(mut c) = Client::connect(&addr).await else { return };
+            let Ok(mut c) = Client::connect(&addr).await else {
+                return;
+            };
             for i in 0.. {
                 let key = format!("{round}-w{w}-{i}");
                 match c.ask(&format!("PUT {key} v{i}")).await {
@@ -44,14 +51,23 @@ async fn write_until_killed(node: &mut KvProc, round: &str, writers: usize, run_
 }
 
 async fn check_all_present(node: &KvProc, acked: &BTreeSet<String>) {
-    wait_until("restarted node to serve reads", Duration::from_secs(20), || async {
-        ask(&node.client_addr, "COUNT").await.is_ok_and(|a| a.starts_with("COUNT"))
-    })
+    wait_until(
+        "restarted node to serve reads",
+        Duration::from_secs(20),
+        || async {
+            ask(&node.client_addr, "COUNT")
+                .await
+                .is_ok_and(|a| a.starts_with("COUNT"))
+        },
+    )
     .await;
     let mut c = Client::connect(&node.client_addr).await.unwrap();
     for key in acked {
         let got = c.ask(&format!("GET {key}")).await.unwrap();
-        assert!(got.starts_with("VAL "), "acknowledged {key} lost after SIGKILL: {got}");
+        assert!(
+            got.starts_with("VAL "),
+            "acknowledged {key} lost after SIGKILL: {got}"
+        );
     }
 }
 
@@ -73,18 +89,31 @@ async fn sigkill_keeps_acknowledged_writes(store: &str) {
     let mut node = KvProc::spawn(1, &dir, store, "127.0.0.1:0", &args);
     let listen = node.raft_addr.clone();
     wait_until("leader", Duration::from_secs(10), || async {
-        ask(&node.client_addr, "STATUS").await.is_ok_and(|s| status_field(&s, "leader").as_deref() == Some("1"))
+        ask(&node.client_addr, "STATUS")
+            .await
+            .is_ok_and(|s| status_field(&s, "leader").as_deref() == Some("1"))
     })
     .await;
 
     // Round 1: kill mid-write, restart, everything acknowledged is there.
     let acked = write_until_killed(&mut node, "r1", 8, Duration::from_millis(1500)).await;
-    assert!(acked.len() > 200, "only {} writes acknowledged before the kill", acked.len());
+    assert!(
+        acked.len() > 200,
+        "only {} writes acknowledged before the kill",
+        acked.len()
+    );
     let node = KvProc::spawn(1, &dir, store, &listen, &args);
     check_all_present(&node, &acked).await;
     let status = ask(&node.client_addr, "STATUS").await.unwrap();
-    assert_ne!(status_field(&status, "snapshot").as_deref(), Some("-"), "no snapshot was built: {status}");
-    println!("round 1: {} acked writes survived SIGKILL ({status})", acked.len());
+    assert_ne!(
+        status_field(&status, "snapshot").as_deref(),
+        Some("-"),
+        "no snapshot was built: {status}"
+    );
+    println!(
+        "round 1: {} acked writes survived SIGKILL ({status})",
+        acked.len()
+    );
 
     // Round 2: more writes, kill, then corrupt the newest snapshot: the node falls back to the
     // previous snapshot and replays the log kept behind it.
@@ -100,10 +129,16 @@ async fn sigkill_keeps_acknowledged_writes(store: &str) {
     let all: BTreeSet<String> = acked.union(&more).cloned().collect();
     check_all_present(&node, &all).await;
     assert!(
-        std::fs::read_dir(dir.join("snapshots")).unwrap().flatten().any(|e| e.path().to_string_lossy().ends_with(".corrupt")),
+        std::fs::read_dir(dir.join("snapshots"))
+            .unwrap()
+            .flatten()
+            .any(|e| e.path().to_string_lossy().ends_with(".corrupt")),
         "the corrupt snapshot was not set aside"
     );
-    println!("round 2: {} acked writes survived SIGKILL and a corrupt newest snapshot", all.len());
+    println!(
+        "round 2: {} acked writes survived SIGKILL and a corrupt newest snapshot",
+        all.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -15,7 +15,12 @@ use process::*;
 type Clients = Arc<Mutex<HashMap<u64, String>>>;
 
 async fn find_leader(clients: &Clients) -> Option<(u64, String)> {
-    let snapshot: Vec<(u64, String)> = clients.lock().unwrap().iter().map(|(k, v)| (*k, v.clone())).collect();
+    let snapshot: Vec<(u64, String)> = clients
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (*k, v.clone()))
+        .collect();
     for (_, addr) in snapshot {
         if let Ok(status) = ask(&addr, "STATUS").await {
             if let Some(Ok(leader)) = status_field(&status, "leader").map(|l| l.parse::<u64>()) {
@@ -36,30 +41,68 @@ struct Acks {
 
 async fn sigkill_leader(store: &str) {
     let tmp = tempfile::tempdir().unwrap();
-    let args = ["--snapshot-every", "50", "--heartbeat-ms", "100", "--election-ms", "400-800"];
+    let args = [
+        "--snapshot-every",
+        "50",
+        "--heartbeat-ms",
+        "100",
+        "--election-ms",
+        "400-800",
+    ];
     let mut procs: HashMap<u64, KvProc> = HashMap::new();
     let mut bootstrap = vec!["--bootstrap", "single"];
     bootstrap.extend_from_slice(&args);
-    procs.insert(1, KvProc::spawn(1, &tmp.path().join("n1"), store, "127.0.0.1:0", &bootstrap));
+    procs.insert(
+        1,
+        KvProc::spawn(1, &tmp.path().join("n1"), store, "127.0.0.1:0", &bootstrap),
+    );
     let mut join = vec!["--bootstrap", "join"];
     join.extend_from_slice(&args);
     for id in [2, 3] {
-        procs.insert(id, KvProc::spawn(id, &tmp.path().join(format!("n{id}")), store, "127.0.0.1:0", &join));
+        procs.insert(
+            id,
+            KvProc::spawn(
+                id,
+                &tmp.path().join(format!("n{id}")),
+                store,
+                "127.0.0.1:0",
+                &join,
+            ),
+        );
     }
-    let clients: Clients = Arc::new(Mutex::new(procs.iter().map(|(id, p)| (*id, p.client_addr.clone())).collect()));
+    let clients: Clients = Arc::new(Mutex::new(
+        procs
+            .iter()
+            .map(|(id, p)| (*id, p.client_addr.clone()))
+            .collect(),
+    ));
     wait_until("node 1 to lead", Duration::from_secs(10), || async {
-        ask(&procs[&1].client_addr, "STATUS").await.is_ok_and(|s| status_field(&s, "leader").as_deref() == Some("1"))
+        ask(&procs[&1].client_addr, "STATUS")
+            .await
+            .is_ok_and(|s| status_field(&s, "leader").as_deref() == Some("1"))
     })
     .await;
     for id in [2u64, 3] {
-        let answer = ask(&procs[&1].client_addr, &format!("ADDVOTER {id} {} kafka-{id}", procs[&id].raft_addr)).await.unwrap();
+        let answer = ask(
+            &procs[&1].client_addr,
+            &format!("ADDVOTER {id} {} kafka-{id}", procs[&id].raft_addr),
+        )
+        .await
+        .unwrap();
         assert_eq!(answer, "OK", "add voter {id}");
     }
     let status = ask(&procs[&1].client_addr, "STATUS").await.unwrap();
-    assert_eq!(status_field(&status, "voters").as_deref(), Some("1,2,3"), "{status}");
+    assert_eq!(
+        status_field(&status, "voters").as_deref(),
+        Some("1,2,3"),
+        "{status}"
+    );
 
     let stop = Arc::new(AtomicBool::new(false));
-    let acks = Arc::new(Mutex::new(Acks { keys: BTreeSet::new(), times: Vec::new() }));
+    let acks = Arc::new(Mutex::new(Acks {
+        keys: BTreeSet::new(),
+        times: Vec::new(),
+    }));
     let mut writers = Vec::new();
     for w in 0..4 {
         let (stop, acks, clients) = (stop.clone(), acks.clone(), clients.clone());
@@ -76,7 +119,9 @@ async fn sigkill_leader(store: &str) {
                         continue;
                     }
                 }
-                let Some((id, c)) = conn.as_mut() else { continue };
+                let Some((id, c)) = conn.as_mut() else {
+                    continue;
+                };
                 let key = format!("w{w}-{i}");
                 match c.ask(&format!("PUT {key} v")).await {
                     Ok(a) if a == "OK" => {
@@ -98,7 +143,10 @@ async fn sigkill_leader(store: &str) {
 
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let before_kill = ask(&procs[&1].client_addr, "STATUS").await.unwrap();
-    let applied_at_kill: u64 = status_field(&before_kill, "applied").unwrap().parse().unwrap();
+    let applied_at_kill: u64 = status_field(&before_kill, "applied")
+        .unwrap()
+        .parse()
+        .unwrap();
     clients.lock().unwrap().remove(&1);
     let killed_at = Instant::now();
     procs.get_mut(&1).unwrap().kill9();
@@ -115,10 +163,18 @@ async fn sigkill_leader(store: &str) {
         .find(|(id, at)| *id != 1 && *at > killed_at)
         .map(|(_, at)| at.duration_since(killed_at))
         .expect("no write acknowledged after the leader was killed");
-    println!("{} writes acknowledged; first ack on the new leader {first_new:?} after SIGKILL", acks.keys.len());
-    assert!(first_new < Duration::from_secs(3), "failover took {first_new:?}");
+    println!(
+        "{} writes acknowledged; first ack on the new leader {first_new:?} after SIGKILL",
+        acks.keys.len()
+    );
+    assert!(
+        first_new < Duration::from_secs(3),
+        "failover took {first_new:?}"
+    );
 
-    let (leader, leader_addr) = find_leader(&clients).await.expect("a leader among the survivors");
+    let (leader, leader_addr) = find_leader(&clients)
+        .await
+        .expect("a leader among the survivors");
     assert_ne!(leader, 1);
     let mut c = Client::connect(&leader_addr).await.unwrap();
     for key in &acks.keys {
@@ -127,18 +183,30 @@ async fn sigkill_leader(store: &str) {
     }
     let status = c.ask("STATUS").await.unwrap();
     let purged: u64 = status_field(&status, "purged").unwrap().parse().unwrap();
-    assert!(purged > applied_at_kill, "leader has not purged past the old leader's position ({purged} <= {applied_at_kill})");
+    assert!(
+        purged > applied_at_kill,
+        "leader has not purged past the old leader's position ({purged} <= {applied_at_kill})"
+    );
 
     // The old leader restarts on its address and can only catch up by snapshot.
     let n1_addr = procs[&1].raft_addr.clone();
     let mut restart = vec!["--bootstrap", "single"];
     restart.extend_from_slice(&args);
-    procs.insert(1, KvProc::spawn(1, &tmp.path().join("n1"), store, &n1_addr, &restart));
+    procs.insert(
+        1,
+        KvProc::spawn(1, &tmp.path().join("n1"), store, &n1_addr, &restart),
+    );
     let count = c.ask("COUNT").await.unwrap();
     let n1_client = procs[&1].client_addr.clone();
-    wait_until("old leader to catch up", Duration::from_secs(20), || async {
-        ask(&n1_client, "LOCALCOUNT").await.is_ok_and(|a| a == count)
-    })
+    wait_until(
+        "old leader to catch up",
+        Duration::from_secs(20),
+        || async {
+            ask(&n1_client, "LOCALCOUNT")
+                .await
+                .is_ok_and(|a| a == count)
+        },
+    )
     .await;
     let n1_status = ask(&n1_client, "STATUS").await.unwrap();
     println!("old leader caught up: {n1_status}");

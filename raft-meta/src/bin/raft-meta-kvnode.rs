@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use raft_meta::kv::{KvApp, KvCommand, KvReply};
-use raft_meta::{Bootstrap, MetaNode, NodeConfig, PeerSpec, RaftStore, ReadError, Tuning, WriteError};
+use raft_meta::{
+    Bootstrap, MetaNode, NodeConfig, PeerSpec, RaftStore, ReadError, Tuning, WriteError,
+};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -48,7 +50,9 @@ fn parse_peers(raw: &str) -> Result<Vec<PeerSpec>, String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -90,7 +94,10 @@ async fn main() -> ExitCode {
     if let Some(n) = get("heartbeat-ms").and_then(|v| v.parse().ok()) {
         tuning.heartbeat_ms = n;
     }
-    if let Some((lo, hi)) = get("election-ms").as_deref().and_then(|v| v.split_once('-')) {
+    if let Some((lo, hi)) = get("election-ms")
+        .as_deref()
+        .and_then(|v| v.split_once('-'))
+    {
         if let (Ok(lo), Ok(hi)) = (lo.parse(), hi.parse()) {
             tuning.election_timeout_min_ms = lo;
             tuning.election_timeout_max_ms = hi;
@@ -140,14 +147,20 @@ async fn main() -> ExitCode {
 
 fn write_error(e: WriteError) -> String {
     match e {
-        WriteError::NotLeader { leader } => format!("NOTLEADER {}", leader.map_or("-".into(), |l| l.node_id.to_string())),
+        WriteError::NotLeader { leader } => format!(
+            "NOTLEADER {}",
+            leader.map_or("-".into(), |l| l.node_id.to_string())
+        ),
         other => format!("ERR {other}"),
     }
 }
 
 fn read_error(e: ReadError) -> String {
     match e {
-        ReadError::NotLeader { leader } => format!("NOTLEADER {}", leader.map_or("-".into(), |l| l.node_id.to_string())),
+        ReadError::NotLeader { leader } => format!(
+            "NOTLEADER {}",
+            leader.map_or("-".into(), |l| l.node_id.to_string())
+        ),
         other => format!("ERR {other}"),
     }
 }
@@ -207,11 +220,18 @@ async fn serve_client(stream: TcpStream, node: Arc<MetaNode<KvApp>>) -> std::io:
                     opt(s.applied_index),
                     opt(s.snapshot_index),
                     opt(s.purged_index),
-                    s.voters.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(",")
+                    s.voters
+                        .iter()
+                        .map(|(id, _)| id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
                 )
             }
             ["ADDVOTER", id, raft, kafka] => match id.parse::<u64>() {
-                Ok(id) => match node.add_voter(id, raft.to_string(), kafka.to_string()).await {
+                Ok(id) => match node
+                    .add_voter(id, raft.to_string(), kafka.to_string())
+                    .await
+                {
                     Ok(_) => "OK".to_owned(),
                     Err(e) => format!("ERR {e}"),
                 },

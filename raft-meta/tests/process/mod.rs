@@ -20,11 +20,23 @@ pub struct KvProc {
 impl KvProc {
     pub fn spawn(id: u64, dir: &Path, store: &str, listen: &str, extra: &[&str]) -> KvProc {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_raft-meta-kvnode"));
-        cmd.args(["--id", &id.to_string(), "--dir", dir.to_str().unwrap(), "--store", store, "--listen", listen])
-            .args(extra)
-            .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,openraft=off".to_owned()))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+        cmd.args([
+            "--id",
+            &id.to_string(),
+            "--dir",
+            dir.to_str().unwrap(),
+            "--store",
+            store,
+            "--listen",
+            listen,
+        ])
+        .args(extra)
+        .env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,openraft=off".to_owned()),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
         let mut child = cmd.spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
@@ -98,7 +110,10 @@ impl Client {
     }
 
     pub async fn ask(&mut self, line: &str) -> Result<String, std::io::Error> {
-        self.stream.get_mut().write_all(format!("{line}\n").as_bytes()).await?;
+        self.stream
+            .get_mut()
+            .write_all(format!("{line}\n").as_bytes())
+            .await?;
         let mut answer = String::new();
         let n = tokio::time::timeout(Duration::from_secs(10), self.stream.read_line(&mut answer))
             .await
