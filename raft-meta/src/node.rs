@@ -453,6 +453,11 @@ impl<A: Application> MetaNode<A> {
         for task in &self.tasks {
             task.abort();
         }
+        // Wait until they are gone: the listener and peer connections close with them, so the
+        // address can be bound again right away.
+        for task in self.tasks {
+            let _ = task.await;
+        }
     }
 }
 

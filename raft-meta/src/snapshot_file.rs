@@ -50,11 +50,12 @@ impl SnapshotFileError {
     /// Damage in the file itself (fall back to an older snapshot), as opposed to an IO failure
     /// (stop: the disk is in trouble, not this file).
     pub fn is_damage(&self) -> bool {
-        match self {
-            SnapshotFileError::Io { .. } | SnapshotFileError::Encode(_) => false,
-            SnapshotFileError::Engine(SnapshotError::Io(_)) => false,
-            _ => true,
-        }
+        !matches!(
+            self,
+            SnapshotFileError::Io { .. }
+                | SnapshotFileError::Encode(_)
+                | SnapshotFileError::Engine(SnapshotError::Io(_))
+        )
     }
 }
 

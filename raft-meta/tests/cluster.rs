@@ -178,9 +178,9 @@ async fn failover_keeps_acknowledged_writes(store: RaftStore) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_failover_keeps_acknowledged_writes() {
-    failover_keeps_acknowledged_writes(RaftStore::Sled).await;
+#[test]
+fn sled_failover_keeps_acknowledged_writes() {
+    run_alone(failover_keeps_acknowledged_writes(RaftStore::Sled));
 }
 
 async fn lagging_follower_catches_up_by_snapshot(store: RaftStore) {
@@ -217,9 +217,9 @@ async fn lagging_follower_catches_up_by_snapshot(store: RaftStore) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_lagging_follower_catches_up_by_snapshot() {
-    lagging_follower_catches_up_by_snapshot(RaftStore::Sled).await;
+#[test]
+fn sled_lagging_follower_catches_up_by_snapshot() {
+    run_alone(lagging_follower_catches_up_by_snapshot(RaftStore::Sled));
 }
 
 async fn isolated_follower_does_not_disrupt_majority(store: RaftStore) {
@@ -254,9 +254,9 @@ async fn isolated_follower_does_not_disrupt_majority(store: RaftStore) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_isolated_follower_does_not_disrupt_majority() {
-    isolated_follower_does_not_disrupt_majority(RaftStore::Sled).await;
+#[test]
+fn sled_isolated_follower_does_not_disrupt_majority() {
+    run_alone(isolated_follower_does_not_disrupt_majority(RaftStore::Sled));
 }
 
 async fn stale_leader_never_acknowledges(store: RaftStore) {
@@ -315,7 +315,29 @@ async fn stale_leader_never_acknowledges(store: RaftStore) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_stale_leader_never_acknowledges() {
-    stale_leader_never_acknowledges(RaftStore::Sled).await;
+#[test]
+fn sled_stale_leader_never_acknowledges() {
+    run_alone(stale_leader_never_acknowledges(RaftStore::Sled));
+}
+
+#[test]
+fn segments_failover_keeps_acknowledged_writes() {
+    run_alone(failover_keeps_acknowledged_writes(RaftStore::Segments));
+}
+
+#[test]
+fn segments_lagging_follower_catches_up_by_snapshot() {
+    run_alone(lagging_follower_catches_up_by_snapshot(RaftStore::Segments));
+}
+
+#[test]
+fn segments_isolated_follower_does_not_disrupt_majority() {
+    run_alone(isolated_follower_does_not_disrupt_majority(
+        RaftStore::Segments,
+    ));
+}
+
+#[test]
+fn segments_stale_leader_never_acknowledges() {
+    run_alone(stale_leader_never_acknowledges(RaftStore::Segments));
 }

@@ -141,7 +141,12 @@ async fn sigkill_keeps_acknowledged_writes(store: &str) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_sigkill_keeps_acknowledged_writes() {
-    sigkill_keeps_acknowledged_writes("sled").await;
+#[test]
+fn sled_sigkill_keeps_acknowledged_writes() {
+    run_alone(sigkill_keeps_acknowledged_writes("sled"));
+}
+
+#[test]
+fn segments_sigkill_keeps_acknowledged_writes() {
+    run_alone(sigkill_keeps_acknowledged_writes("segments"));
 }

@@ -216,7 +216,12 @@ async fn sigkill_leader(store: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_three_processes_survive_sigkill_of_the_leader() {
-    sigkill_leader("sled").await;
+#[test]
+fn sled_three_processes_survive_sigkill_of_the_leader() {
+    run_alone(sigkill_leader("sled"));
+}
+
+#[test]
+fn segments_three_processes_survive_sigkill_of_the_leader() {
+    run_alone(sigkill_leader("segments"));
 }

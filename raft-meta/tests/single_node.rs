@@ -81,7 +81,12 @@ async fn writes_reply_and_survive_restart(store: RaftStore) {
     node.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sled_single_node_writes_reply_and_survive_restart() {
-    writes_reply_and_survive_restart(RaftStore::Sled).await;
+#[test]
+fn sled_single_node_writes_reply_and_survive_restart() {
+    run_alone(writes_reply_and_survive_restart(RaftStore::Sled));
+}
+
+#[test]
+fn segments_single_node_writes_reply_and_survive_restart() {
+    run_alone(writes_reply_and_survive_restart(RaftStore::Segments));
 }

@@ -23,3 +23,8 @@ impl StoreBuilder<TypeConfig, LogStore, StateMachine<KvApp>, TempDir> for Builde
 fn sled_store_passes_openraft_suite() {
     Suite::test_all(Builder(RaftStore::Sled)).unwrap();
 }
+
+#[test]
+fn segment_store_passes_openraft_suite() {
+    Suite::test_all(Builder(RaftStore::Segments)).unwrap();
+}

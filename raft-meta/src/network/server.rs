@@ -15,11 +15,16 @@ use crate::network::rpc::{AdminRequest, AdminResponse, RpcRequest, RpcResponse};
 /// Peer connections served at once; more are closed on accept.
 const CONNECTIONS_MAX: usize = 256;
 
-/// Accepts peer connections until the listener task is aborted. While `paused` is set, accepted
-/// connections and requests are dropped: this is how a test cuts a node off.
+/// Accepts peer connections until the listener task is aborted; the connection tasks live in a
+/// `JoinSet` owned by this task, so aborting it closes every connection too (a stopped node must
+/// not keep answering on old connections). While `paused` is set, accepted connections and
+/// requests are dropped: this is how a test cuts a node off.
 pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<AtomicBool>) {
     let slots = Arc::new(Semaphore::new(CONNECTIONS_MAX));
+    let mut connections = tokio::task::JoinSet::new();
     loop {
+        // Reap finished connection tasks so the set does not grow.
+        while connections.try_join_next().is_some() {}
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
@@ -38,7 +43,7 @@ pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<A
         };
         let control = control.clone();
         let paused = paused.clone();
-        tokio::spawn(async move {
+        connections.spawn(async move {
             serve_connection(stream, peer, control, paused).await;
             drop(slot);
         });

@@ -3,6 +3,7 @@
 
 pub(crate) mod errors;
 pub mod probe;
+pub mod segment_store;
 pub mod sled_store;
 
 use std::fmt::Debug;
@@ -14,6 +15,7 @@ use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{OptionalSend, RaftLogReader};
 
 pub use probe::StoreProbe;
+pub use segment_store::{SegmentLogStore, SegmentStoreError};
 pub use sled_store::{SledLogStore, SledStoreError};
 
 use crate::types::{Entry, LogId, StorageError, TypeConfig, Vote};
@@ -22,12 +24,14 @@ use crate::types::{Entry, LogId, StorageError, TypeConfig, Vote};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RaftStore {
     Sled,
+    Segments,
 }
 
 impl RaftStore {
     pub fn name(self) -> &'static str {
         match self {
             RaftStore::Sled => "sled",
+            RaftStore::Segments => "segments",
         }
     }
 }
@@ -42,6 +46,7 @@ impl FromStr for RaftStore {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "sled" => Ok(RaftStore::Sled),
+            "segments" => Ok(RaftStore::Segments),
             other => Err(UnknownRaftStore(other.to_owned())),
         }
     }
@@ -51,12 +56,15 @@ impl FromStr for RaftStore {
 pub enum OpenLogStoreError {
     #[error(transparent)]
     Sled(#[from] SledStoreError),
+    #[error(transparent)]
+    Segments(#[from] SegmentStoreError),
 }
 
 /// The log store a node runs on, dispatching to the selected implementation.
 #[derive(Clone)]
 pub enum LogStore {
     Sled(SledLogStore),
+    Segments(SegmentLogStore),
 }
 
 impl LogStore {
@@ -64,6 +72,7 @@ impl LogStore {
     pub fn open(kind: RaftStore, dir: &Path, probe: StoreProbe) -> Result<Self, OpenLogStoreError> {
         match kind {
             RaftStore::Sled => Ok(LogStore::Sled(SledLogStore::open(dir, probe)?)),
+            RaftStore::Segments => Ok(LogStore::Segments(SegmentLogStore::open(dir, probe)?)),
         }
     }
 
@@ -71,6 +80,7 @@ impl LogStore {
     pub fn size_on_disk(&self) -> u64 {
         match self {
             LogStore::Sled(s) => s.size_on_disk(),
+            LogStore::Segments(s) => s.size_on_disk(),
         }
     }
 }
@@ -82,6 +92,7 @@ impl RaftLogReader<TypeConfig> for LogStore {
     ) -> Result<Vec<Entry>, StorageError> {
         match self {
             LogStore::Sled(s) => s.try_get_log_entries(range).await,
+            LogStore::Segments(s) => s.try_get_log_entries(range).await,
         }
     }
 }
@@ -92,6 +103,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
         match self {
             LogStore::Sled(s) => s.get_log_state().await,
+            LogStore::Segments(s) => s.get_log_state().await,
         }
     }
 
@@ -102,24 +114,28 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), StorageError> {
         match self {
             LogStore::Sled(s) => s.save_vote(vote).await,
+            LogStore::Segments(s) => s.save_vote(vote).await,
         }
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote>, StorageError> {
         match self {
             LogStore::Sled(s) => s.read_vote().await,
+            LogStore::Segments(s) => s.read_vote().await,
         }
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
         match self {
             LogStore::Sled(s) => s.save_committed(committed).await,
+            LogStore::Segments(s) => s.save_committed(committed).await,
         }
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
         match self {
             LogStore::Sled(s) => s.read_committed().await,
+            LogStore::Segments(s) => s.read_committed().await,
         }
     }
 
@@ -134,18 +150,21 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     {
         match self {
             LogStore::Sled(s) => s.append(entries, callback).await,
+            LogStore::Segments(s) => s.append(entries, callback).await,
         }
     }
 
     async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
         match self {
             LogStore::Sled(s) => s.truncate(log_id).await,
+            LogStore::Segments(s) => s.truncate(log_id).await,
         }
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
         match self {
             LogStore::Sled(s) => s.purge(log_id).await,
+            LogStore::Segments(s) => s.purge(log_id).await,
         }
     }
 }

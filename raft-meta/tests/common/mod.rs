@@ -9,7 +9,37 @@ use raft_meta::kv::{KvApp, KvCommand, KvReply};
 use raft_meta::{Bootstrap, MetaNode, NodeConfig, PeerSpec, RaftStore, Tuning, WriteError};
 use tokio::net::TcpListener;
 
+static CLUSTER_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Cluster tests take turns: on a 2-core machine, two dozen nodes with 50 ms heartbeats starve
+/// each other into elections that have nothing to do with what a test checks.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    CLUSTER_TESTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs one cluster test on its own 2-thread runtime, after the previous one finished.
+pub fn run_alone<F: std::future::Future>(test: F) -> F::Output {
+    let _turn = one_at_a_time();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test)
+}
+
+/// Logs to the test output when RUST_LOG is set.
+pub fn init_tracing() {
+    if std::env::var("RUST_LOG").is_ok() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 pub fn tuning() -> Tuning {
+    init_tracing();
     Tuning {
         heartbeat_ms: 50,
         election_timeout_min_ms: 300,

@@ -143,3 +143,17 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+static PROCESS_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs one multi-process test at a time on its own runtime: their timing assertions (failover)
+/// must not measure another test's load.
+pub fn run_alone<F: std::future::Future>(test: F) -> F::Output {
+    let _turn = PROCESS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(test)
+}

@@ -1,0 +1,425 @@
+//! The Raft log on `compaction`'s segmented append-only log.
+//!
+//! ```text
+//!  <dir>/segments/<base>.log ...   one compaction entry per Raft entry, offset = Raft index,
+//!                                  payload = postcard(Entry); append + group-committed fdatasync
+//!  <dir>/raft-state                vote, committed, last purged: postcard, replaced atomically
+//!                                  (temp file, fsync, rename, directory fsync)
+//! ```
+//!
+//! Purge deletes whole sealed segments; entries at or below the purge point that still sit in a
+//! kept segment are hidden by the recorded purge point. When a purge covers the whole log (a
+//! follower that installed a snapshot ahead of its log) the log is emptied so the next append can
+//! start right after the snapshot. Torn tails are compaction's job: it truncates a partial last
+//! frame at open and refuses damage in the middle.
+
+use std::fmt::Debug;
+use std::ops::{Bound, RangeBounds};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bytes::Bytes;
+use compaction::{Log, LogConfig, LogError, Offset, TimestampMs};
+use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
+use openraft::{OptionalSend, RaftLogReader};
+use serde::{Deserialize, Serialize};
+
+use crate::metrics as m;
+use crate::store::errors;
+use crate::store::probe::StoreProbe;
+use crate::store::sled_store::last_of;
+use crate::types::{Entry, LogId, StorageError, TypeConfig, Vote};
+
+const STATE_FILE: &str = "raft-state";
+/// Purge granularity: the log behind a snapshot goes away a segment at a time.
+const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
+/// Longest run of missing indexes an append may skip (filled with hole markers). openraft itself
+/// always appends contiguously; its conformance suite writes sparse logs.
+const HOLE_ENTRIES_MAX: u64 = 64 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SegmentStoreError {
+    #[error(transparent)]
+    Log(#[from] LogError),
+    #[error(transparent)]
+    StateFile(#[from] compaction::AtomicFileError),
+    #[error("undecodable {what}: {source}")]
+    Decode {
+        what: &'static str,
+        source: postcard::Error,
+    },
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        what: &'static str,
+        source: postcard::Error,
+    },
+    #[error("log entry at offset {offset} holds Raft index {index}")]
+    IndexMismatch { offset: u64, index: u64 },
+    #[error("cannot create {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("append at index {got} leaves a gap of more than {HOLE_ENTRIES_MAX} after {next}")]
+    GapTooLarge { next: u64, got: u64 },
+    #[error("background task failed: {0}")]
+    Join(String),
+}
+
+/// The small state kept beside the log.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct RaftStateFile {
+    vote: Option<Vote>,
+    committed: Option<LogId>,
+    last_purged: Option<LogId>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    log: Log,
+    /// Mirrors the state file; `committed` may be ahead of the file (it is written lazily).
+    state: Mutex<RaftStateFile>,
+    /// The last entry's id, so `get_log_state` needs no read.
+    last: Mutex<Option<LogId>>,
+}
+
+/// The segmented-log store; clones share the log, so a clone is the log reader.
+#[derive(Clone)]
+pub struct SegmentLogStore {
+    inner: Arc<Inner>,
+    probe: StoreProbe,
+}
+
+fn decode_entry(payload: &[u8], offset: u64) -> Result<Entry, SegmentStoreError> {
+    let entry: Entry =
+        postcard::from_bytes(payload).map_err(|source| SegmentStoreError::Decode {
+            what: "log entry",
+            source,
+        })?;
+    if entry.log_id.index != offset {
+        return Err(SegmentStoreError::IndexMismatch {
+            offset,
+            index: entry.log_id.index,
+        });
+    }
+    Ok(entry)
+}
+
+impl Inner {
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, RaftStateFile> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_last(&self) -> std::sync::MutexGuard<'_, Option<LogId>> {
+        self.last.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write_state(&self, state: &RaftStateFile) -> Result<(), SegmentStoreError> {
+        let raw = postcard::to_stdvec(state).map_err(|source| SegmentStoreError::Encode {
+            what: "raft state",
+            source,
+        })?;
+        let started = Instant::now();
+        compaction::write_file_atomically(&self.dir, STATE_FILE, &raw)?;
+        m::record_fsync(started.elapsed());
+        Ok(())
+    }
+
+    fn last_entry(&self) -> Result<Option<LogId>, SegmentStoreError> {
+        let next = self.log.next_offset().0;
+        if next == self.log.start_offset().0 {
+            return Ok(None);
+        }
+        let last = next - 1;
+        let entries = self.log.read(Offset(last), 1)?;
+        match entries.first() {
+            Some(e) if !e.payload.is_empty() => {
+                Ok(Some(decode_entry(&e.payload, e.first_offset.0)?.log_id))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Empties the log (a purge covered every entry), so the next append may start anywhere.
+    fn empty_log(&self) -> Result<(), SegmentStoreError> {
+        let start = self.log.start_offset();
+        if self.log.next_offset() > start {
+            self.log.truncate_from(start)?;
+        }
+        *self.lock_last() = None;
+        Ok(())
+    }
+
+    /// Makes the log end at `first` so an append there is contiguous: an overlap is cut (Raft
+    /// overwrites a conflicting suffix), a short gap is filled with hole markers (empty payloads,
+    /// which no encoded entry ever is; reads skip them).
+    fn make_room(&self, first: u64) -> Result<(), SegmentStoreError> {
+        let start = self.log.start_offset().0;
+        let next = self.log.next_offset().0;
+        if next == start {
+            return Ok(()); // An empty log accepts any first offset.
+        }
+        if first < next {
+            if first <= start {
+                self.empty_log()?;
+            } else {
+                self.log.truncate_from(Offset(first))?;
+            }
+        } else if first > next {
+            if first - next > HOLE_ENTRIES_MAX {
+                return Err(SegmentStoreError::GapTooLarge { next, got: first });
+            }
+            let holes: Vec<compaction::Entry> = (next..first)
+                .map(|i| compaction::Entry::single(Offset(i), TimestampMs(0), Bytes::new()))
+                .collect();
+            self.log.append(&holes, TimestampMs(0))?;
+        }
+        Ok(())
+    }
+
+    fn read_range(&self, from: u64, until: u64) -> Result<Vec<Entry>, SegmentStoreError> {
+        let purged_next = self.lock_state().last_purged.map_or(0, |p| p.index + 1);
+        let from = from.max(purged_next).max(self.log.start_offset().0);
+        let until = until.min(self.log.next_offset().0);
+        if from >= until {
+            return Ok(Vec::new());
+        }
+        self.log
+            .read_range(Offset(from), Offset(until))?
+            .iter()
+            .filter(|e| !e.payload.is_empty())
+            .map(|e| decode_entry(&e.payload, e.first_offset.0))
+            .collect()
+    }
+}
+
+impl SegmentLogStore {
+    pub fn open(dir: &Path, probe: StoreProbe) -> Result<Self, SegmentStoreError> {
+        std::fs::create_dir_all(dir).map_err(|source| SegmentStoreError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let config = LogConfig {
+            max_segment_bytes: SEGMENT_BYTES,
+            ..LogConfig::default()
+        };
+        let log = Log::open(dir.join("segments"), config)?;
+        let state: RaftStateFile = match compaction::read_file_checked(dir, STATE_FILE)? {
+            None => RaftStateFile::default(),
+            Some(raw) => {
+                postcard::from_bytes(&raw).map_err(|source| SegmentStoreError::Decode {
+                    what: "raft state",
+                    source,
+                })?
+            }
+        };
+        probe.set_committed(state.committed.map(|c| c.index));
+        let inner = Inner {
+            dir: dir.to_path_buf(),
+            log,
+            state: Mutex::new(state),
+            last: Mutex::new(None),
+        };
+        let last = inner.last_entry()?;
+        let purged = inner.lock_state().last_purged;
+        // A crash between recording a purge and emptying the log leaves entries the purge covers.
+        if let (Some(last), Some(purged)) = (last, purged) {
+            if last.index <= purged.index {
+                inner.empty_log()?;
+            } else {
+                *inner.lock_last() = Some(last);
+            }
+        } else {
+            *inner.lock_last() = last;
+        }
+        Ok(Self {
+            inner: Arc::new(inner),
+            probe,
+        })
+    }
+
+    /// Bytes of the segment files.
+    pub fn size_on_disk(&self) -> u64 {
+        self.inner.log.size_bytes()
+    }
+
+    /// fdatasyncs run by group commit since open (appends per sync is the batching ratio).
+    pub fn sync_count(&self) -> u64 {
+        self.inner.log.sync_count()
+    }
+
+    async fn blocking<T, F>(&self, f: F) -> Result<T, SegmentStoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> Result<T, SegmentStoreError> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || f(&inner))
+            .await
+            .map_err(|e| SegmentStoreError::Join(e.to_string()))?
+    }
+}
+
+fn bounds<RB: RangeBounds<u64>>(range: &RB) -> (u64, u64) {
+    let from = match range.start_bound() {
+        Bound::Included(i) => *i,
+        Bound::Excluded(i) => i.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let until = match range.end_bound() {
+        Bound::Included(i) => i.saturating_add(1),
+        Bound::Excluded(i) => *i,
+        Bound::Unbounded => u64::MAX,
+    };
+    (from, until)
+}
+
+impl RaftLogReader<TypeConfig> for SegmentLogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + OptionalSend>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry>, StorageError> {
+        let (from, until) = bounds(&range);
+        self.blocking(move |inner| inner.read_range(from, until))
+            .await
+            .map_err(errors::read_logs)
+    }
+}
+
+impl RaftLogStorage<TypeConfig> for SegmentLogStore {
+    type LogReader = Self;
+
+    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
+        let purged = self.inner.lock_state().last_purged;
+        let last = *self.inner.lock_last();
+        Ok(LogState {
+            last_purged_log_id: purged,
+            last_log_id: last_of(last, purged),
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote) -> Result<(), StorageError> {
+        let vote = *vote;
+        self.blocking(move |inner| {
+            let mut next = inner.lock_state().clone();
+            next.vote = Some(vote);
+            inner.write_state(&next)?;
+            inner.lock_state().vote = Some(vote);
+            Ok(())
+        })
+        .await
+        .map_err(errors::write_vote)
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote>, StorageError> {
+        Ok(self.inner.lock_state().vote)
+    }
+
+    async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
+        // Kept in memory and written with the next vote or purge: an older committed mark on
+        // disk only means replaying a little less at restart, never losing an entry.
+        self.inner.lock_state().committed = committed;
+        self.probe.set_committed(committed.map(|c| c.index));
+        Ok(())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
+        Ok(self.inner.lock_state().committed)
+    }
+
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError>
+    where
+        I: IntoIterator<Item = Entry> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let started = Instant::now();
+        let mut frames = Vec::new();
+        let mut last = None;
+        for entry in entries {
+            let raw = postcard::to_stdvec(&entry).map_err(|source| {
+                errors::write_logs(SegmentStoreError::Encode {
+                    what: "log entry",
+                    source,
+                })
+            })?;
+            frames.push(compaction::Entry::single(
+                Offset(entry.log_id.index),
+                TimestampMs(0),
+                Bytes::from(raw),
+            ));
+            last = Some(entry.log_id);
+        }
+        if frames.is_empty() {
+            callback.log_io_completed(Ok(()));
+            return Ok(());
+        }
+        let first = frames[0].first_offset.0;
+        let result = self
+            .blocking(move |inner| {
+                inner.make_room(first)?;
+                let info = inner.log.append(&frames, TimestampMs(0))?;
+                *inner.lock_last() = last;
+                let sync_started = Instant::now();
+                inner.log.sync_to(info.next_offset)?;
+                m::record_fsync(sync_started.elapsed());
+                Ok(())
+            })
+            .await;
+        m::record_append(started.elapsed());
+        match result {
+            Ok(()) => {
+                callback.log_io_completed(Ok(()));
+                Ok(())
+            }
+            Err(e) => {
+                callback.log_io_completed(Err(std::io::Error::other(e.to_string())));
+                Err(errors::write_logs(e))
+            }
+        }
+    }
+
+    async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        self.blocking(move |inner| {
+            let start = inner.log.start_offset().0;
+            if log_id.index <= start {
+                inner.empty_log()?;
+            } else {
+                inner.log.truncate_from(Offset(log_id.index))?;
+                let last = inner.last_entry()?;
+                *inner.lock_last() = last;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(errors::write_logs)
+    }
+
+    async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        self.blocking(move |inner| {
+            // Record the purge point first: a crash after it leaves covered entries that reads
+            // hide and open removes, never a hole in front of the purge point.
+            let mut next = inner.lock_state().clone();
+            next.last_purged = Some(log_id);
+            inner.write_state(&next)?;
+            inner.lock_state().last_purged = Some(log_id);
+            let last = *inner.lock_last();
+            if last.is_none_or(|l| l.index <= log_id.index) {
+                inner.empty_log()?;
+            } else {
+                inner.log.purge_to(Offset(log_id.index + 1))?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(errors::write_logs)
+    }
+}
