@@ -113,12 +113,10 @@ async fn converge(nodes: &[Option<MetaNode<KvApp>>], timeout: Duration) {
 async fn failover_keeps_acknowledged_writes(store: RaftStore) {
     let tmp = tempfile::tempdir().unwrap();
     let (mut nodes, peers) = three_nodes(store, tmp.path(), 30).await;
-    let first = wait_leader(&nodes, Duration::from_secs(10)).await;
     for i in 0..100 {
-        write_put(nodes[first].as_ref().unwrap(), &format!("a{i}"), "1")
-            .await
-            .unwrap();
+        put_on_leader(&nodes, &format!("a{i}")).await;
     }
+    let first = wait_leader(&nodes, Duration::from_secs(10)).await;
     // Every node names the same leader and its Kafka address.
     wait_for(
         "followers to learn the leader",
@@ -192,11 +190,11 @@ async fn lagging_follower_catches_up_by_snapshot(store: RaftStore) {
     let follower = (leader + 1) % 3;
     nodes[follower].as_ref().unwrap().set_transport_paused(true);
     for i in 0..300 {
-        write_put(nodes[leader].as_ref().unwrap(), &format!("k{i}"), "v")
-            .await
-            .unwrap();
+        put_on_leader(&nodes, &format!("k{i}")).await;
     }
-    let ldr = nodes[leader].as_ref().unwrap();
+    let ldr = nodes[wait_leader(&nodes, Duration::from_secs(10)).await]
+        .as_ref()
+        .unwrap();
     wait_for(
         "leader to purge behind its snapshots",
         Duration::from_secs(10),
@@ -227,6 +225,8 @@ fn sled_lagging_follower_catches_up_by_snapshot() {
 async fn isolated_follower_does_not_disrupt_majority(store: RaftStore) {
     let tmp = tempfile::tempdir().unwrap();
     let (nodes, _) = three_nodes(store, tmp.path(), 1000).await;
+    // Start from a settled cluster: a committed write under the current leader.
+    put_on_leader(&nodes, "settled").await;
     let leader = wait_leader(&nodes, Duration::from_secs(10)).await;
     let follower = (leader + 2) % 3;
     let term_before = nodes[leader].as_ref().unwrap().status().term;
@@ -250,7 +250,7 @@ async fn isolated_follower_does_not_disrupt_majority(store: RaftStore) {
         .set_transport_paused(false);
     converge(&nodes, Duration::from_secs(20)).await;
     put_on_leader(&nodes, "after-rejoin").await;
-    assert_eq!(read_on_leader(&nodes, |a| a.len()).await, written + 1);
+    assert_eq!(read_on_leader(&nodes, |a| a.len()).await, written + 2);
     for n in nodes.into_iter().flatten() {
         n.shutdown().await;
     }
@@ -264,10 +264,8 @@ fn sled_isolated_follower_does_not_disrupt_majority() {
 async fn stale_leader_never_acknowledges(store: RaftStore) {
     let tmp = tempfile::tempdir().unwrap();
     let (nodes, _) = three_nodes(store, tmp.path(), 1000).await;
+    put_on_leader(&nodes, "before").await;
     let old = wait_leader(&nodes, Duration::from_secs(10)).await;
-    write_put(nodes[old].as_ref().unwrap(), "before", "v")
-        .await
-        .unwrap();
     nodes[old].as_ref().unwrap().set_transport_paused(true);
 
     // The cut-off leader still believes it leads for a while; nothing it is asked may succeed.
