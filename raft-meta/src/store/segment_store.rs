@@ -141,12 +141,10 @@ impl Inner {
         }
     }
 
-    /// Empties the log (a purge covered every entry), so the next append may start anywhere.
-    fn empty_log(&self) -> Result<(), SegmentStoreError> {
-        let start = self.log.start_offset();
-        if self.log.next_offset() > start {
-            self.log.truncate_from(start)?;
-        }
+    /// Empties the log and restarts it at `next` (a purge covered every entry, or an append
+    /// overwrites the whole log).
+    fn empty_log(&self, next: u64) -> Result<(), SegmentStoreError> {
+        self.log.reset(Offset(next))?;
         *self.lock_last() = None;
         Ok(())
     }
@@ -162,7 +160,7 @@ impl Inner {
         }
         if first < next {
             if first <= start {
-                self.empty_log()?;
+                self.empty_log(first)?;
             } else {
                 self.log.truncate_from(Offset(first))?;
             }
@@ -226,7 +224,7 @@ impl SegmentLogStore {
         // A crash between recording a purge and emptying the log leaves entries the purge covers.
         if let (Some(last), Some(purged)) = (last, purged) {
             if last.index <= purged.index {
-                inner.empty_log()?;
+                inner.empty_log(purged.index + 1)?;
             } else {
                 *inner.lock_last() = Some(last);
             }
@@ -391,7 +389,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
         self.blocking(move |inner| {
             let start = inner.log.start_offset().0;
             if log_id.index <= start {
-                inner.empty_log()?;
+                inner.empty_log(log_id.index)?;
             } else {
                 inner.log.truncate_from(Offset(log_id.index))?;
                 let last = inner.last_entry()?;
@@ -413,7 +411,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
             inner.lock_state().last_purged = Some(log_id);
             let last = *inner.lock_last();
             if last.is_none_or(|l| l.index <= log_id.index) {
-                inner.empty_log()?;
+                inner.empty_log(log_id.index + 1)?;
             } else {
                 inner.log.purge_to(Offset(log_id.index + 1))?;
             }
