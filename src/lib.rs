@@ -22,3 +22,10 @@ pub mod lock;
 pub mod metrics;
 pub mod server;
 pub mod topics;
+
+// Operator surface: a pure Kafka admin client, the `groups`/`topics` tools, lag arithmetic and
+// status, the console page.
+pub mod cli;
+pub mod client;
+pub mod console;
+pub mod lag;

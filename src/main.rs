@@ -17,11 +17,32 @@ struct Cli {
 enum Command {
     /// Run the broker.
     Serve(cohort::config::ServeArgs),
+    // --- operator tools: their arguments are parsed by the tools themselves, with Kafka's own
+    // rules, so they pass through clap untouched ---
+    /// Consumer groups: kafka-consumer-groups.sh's flags and output.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Groups {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Topics: kafka-topics.sh's flags and output.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Topics {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    // --- end of operator tools ---
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => cohort::server::serve_main(args),
+        Command::Groups { args } => exit_code(cohort::cli::groups::main(&args)),
+        Command::Topics { args } => exit_code(cohort::cli::topics::main(&args)),
     }
+}
+
+fn exit_code(code: i32) -> ExitCode {
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -1,0 +1,25 @@
+//! A small async Kafka client: the Admin operations Cohort's operator tools need
+//! (`cohort groups`, `cohort topics`), spoken over plain TCP with `kafka-protocol`. It is a pure
+//! Kafka client: nothing in it knows Cohort, so it works against Apache Kafka as well.
+//!
+//! ```text
+//!   cli ─► Admin ─► (metadata, FindCoordinator, per-op requests) ─► Connection ─► TCP ─► broker
+//!                     versions: min(ours, broker's) per API, from ApiVersions (KIP-511 fallback)
+//! ```
+
+pub mod admin;
+pub mod config;
+pub mod connection;
+pub mod consumer_protocol;
+pub mod error;
+pub mod groups;
+pub mod kafka_errors;
+pub mod offsets;
+pub mod topics;
+pub mod types;
+pub mod versions;
+
+pub use admin::Admin;
+pub use config::ClientConfig;
+pub use error::{ClientError, KafkaError};
+pub use types::{NodeId, Offset, TopicPartition};

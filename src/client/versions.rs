@@ -1,0 +1,116 @@
+//! Which version of each API this client speaks, and the pick against a broker's ApiVersions
+//! answer: the highest version both sides support, as Kafka's clients do.
+
+use std::collections::HashMap;
+
+use kafka_protocol::messages::ApiKey;
+
+use super::error::{ClientError, ClientResult};
+
+/// The version range this client implements for `key`, or `None` for APIs it never sends.
+///
+/// Upper bounds are where the request semantics we rely on stop changing for an admin client
+/// (e.g. ListOffsets v8+ only adds timestamp kinds we never ask for; DescribeGroups v6 reports a
+/// missing group as GROUP_ID_NOT_FOUND exactly as Kafka 4.0's tool sees it).
+pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
+    Some(match key {
+        ApiKey::ApiVersions => (0, 4),
+        ApiKey::Metadata => (1, 12),
+        ApiKey::FindCoordinator => (0, 4),
+        ApiKey::ListGroups => (0, 5),
+        ApiKey::DescribeGroups => (0, 6),
+        ApiKey::OffsetFetch => (2, 9),
+        ApiKey::ListOffsets => (1, 7),
+        ApiKey::OffsetCommit => (2, 9),
+        ApiKey::OffsetDelete => (0, 0),
+        ApiKey::DeleteGroups => (0, 2),
+        ApiKey::CreateTopics => (2, 7),
+        ApiKey::DeleteTopics => (1, 6),
+        ApiKey::DescribeConfigs => (1, 4),
+        _ => return None,
+    })
+}
+
+/// The API ranges one broker advertised in its ApiVersions response.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BrokerVersions {
+    ranges: HashMap<i16, (i16, i16)>,
+}
+
+impl BrokerVersions {
+    /// Ranges keyed by API key.
+    pub fn new(ranges: HashMap<i16, (i16, i16)>) -> Self {
+        BrokerVersions { ranges }
+    }
+
+    /// The broker's range for `key`, if it advertises the API.
+    pub fn range(&self, key: ApiKey) -> Option<(i16, i16)> {
+        self.ranges.get(&(key as i16)).copied()
+    }
+
+    /// The version to use for `key`: min(our max, broker max), if that is within both ranges.
+    pub fn pick(&self, key: ApiKey) -> ClientResult<i16> {
+        let (our_min, our_max) = ours(key).ok_or_else(|| {
+            ClientError::UnsupportedVersion(format!("the client does not implement {key:?}"))
+        })?;
+        let (broker_min, broker_max) = self.range(key).ok_or_else(|| {
+            ClientError::UnsupportedVersion(format!("The broker does not support {key:?}"))
+        })?;
+        let version = our_max.min(broker_max);
+        if version < our_min || version < broker_min {
+            return Err(ClientError::UnsupportedVersion(format!(
+                "The broker supports {key:?} versions {broker_min} to {broker_max}; this client needs {our_min} to {our_max}"
+            )));
+        }
+        Ok(version)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn broker(pairs: &[(ApiKey, i16, i16)]) -> BrokerVersions {
+        BrokerVersions::new(
+            pairs
+                .iter()
+                .map(|(k, lo, hi)| (*k as i16, (*lo, *hi)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn picks_the_highest_common_version() {
+        let b = broker(&[
+            (ApiKey::Metadata, 0, 13),
+            (ApiKey::FindCoordinator, 0, 2),
+            (ApiKey::ListOffsets, 1, 10),
+        ]);
+        assert_eq!(b.pick(ApiKey::Metadata).unwrap(), 12);
+        assert_eq!(b.pick(ApiKey::FindCoordinator).unwrap(), 2);
+        assert_eq!(b.pick(ApiKey::ListOffsets).unwrap(), 7);
+    }
+
+    #[test]
+    fn refuses_disjoint_ranges_and_missing_apis() {
+        let b = broker(&[(ApiKey::OffsetCommit, 0, 1), (ApiKey::Metadata, 13, 14)]);
+        assert!(b.pick(ApiKey::OffsetCommit).is_err());
+        assert!(b.pick(ApiKey::OffsetDelete).is_err());
+        assert!(b.pick(ApiKey::Metadata).is_err());
+        assert!(b.pick(ApiKey::Produce).is_err());
+    }
+
+    #[test]
+    fn our_ranges_are_within_what_the_codec_supports() {
+        for key in ApiKey::iter() {
+            if let Some((lo, hi)) = ours(key) {
+                let codec = key.valid_versions();
+                assert!(lo <= hi, "{key:?}");
+                assert!(
+                    codec.min <= lo && hi <= codec.max,
+                    "{key:?} {lo}..{hi} vs {codec}"
+                );
+            }
+        }
+    }
+}

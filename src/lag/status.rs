@@ -1,0 +1,244 @@
+//! The lag status of one group partition, judged over a sliding window of observations in the
+//! manner of LinkedIn's Burrow (its "consumer lag evaluation rules"), with no thresholds:
+//!
+//! | status  | rule (checked in this order)                                                      |
+//! |---------|------------------------------------------------------------------------------------|
+//! | ERROR   | the latest committed offset is past the log end, or before the log start           |
+//! | OK      | the lag was zero at some point in the window                                       |
+//! | STALLED | lag > 0 throughout, the committed offset never moved, but commits kept arriving    |
+//! | STOPPED | lag > 0 throughout and the committed offset never moved, with no commits seen;     |
+//! |         | or it moved, but the time since the last commit activity exceeds the time the     |
+//! |         | window had seen activity (Burrow's "now − last commit > last − first")            |
+//! | WARNING | the offset moves, but the lag grew in every interval of the window                 |
+//! | OK      | otherwise                                                                          |
+//!
+//! A window with fewer than two observations of a known lag only gets ERROR or OK. A partition
+//! whose committed or log-end offset is unknown has no status (`None`, shown as `-`).
+//!
+//! "Commits arriving" needs a commit counter: the server's tracker sees every commit, while a
+//! client sampling OffsetFetch cannot tell a re-commit of the same offset from no commit, so for
+//! it an unmoving offset is STOPPED.
+
+/// One look at a partition of a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observation {
+    /// When, in ms (any epoch; only differences matter).
+    pub at_ms: u64,
+    /// The group's committed offset then.
+    pub committed: Option<i64>,
+    /// The partition's log-end offset then.
+    pub log_end: Option<i64>,
+    /// The partition's log-start offset then, if known.
+    pub log_start: Option<i64>,
+    /// Commits received for this partition so far (a running count), if the observer sees
+    /// commits.
+    pub commits: Option<u64>,
+}
+
+impl Observation {
+    fn lag(&self) -> Option<i64> {
+        super::offset_lag(self.committed, self.log_end)
+    }
+}
+
+/// The verdict for one partition (or, as the worst of its partitions, for a group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LagStatus {
+    /// Keeping up.
+    Ok,
+    /// Consuming, but falling further behind every interval.
+    Warning,
+    /// Committing without moving while behind.
+    Stalled,
+    /// Not committing while behind.
+    Stopped,
+    /// Committed offset out of the log's range.
+    Error,
+}
+
+impl LagStatus {
+    /// The name shown in tables and exported.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LagStatus::Ok => "OK",
+            LagStatus::Warning => "WARNING",
+            LagStatus::Stalled => "STALLED",
+            LagStatus::Stopped => "STOPPED",
+            LagStatus::Error => "ERROR",
+        }
+    }
+
+    /// A number for gauges: 0 OK, 1 WARNING, 2 STALLED, 3 STOPPED, 4 ERROR (worse is higher).
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl std::fmt::Display for LagStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Judges a window of observations, oldest first.
+pub fn evaluate(window: &[Observation]) -> Option<LagStatus> {
+    let latest = window.last()?;
+    let committed = latest.committed.filter(|c| *c >= 0)?;
+    let log_end = latest.log_end?;
+    if committed > log_end || latest.log_start.is_some_and(|start| committed < start) {
+        return Some(LagStatus::Error);
+    }
+    let known: Vec<&Observation> = window.iter().filter(|o| o.lag().is_some()).collect();
+    if known.iter().any(|o| o.lag().is_some_and(|l| l <= 0)) {
+        return Some(LagStatus::Ok);
+    }
+    if known.len() < 2 {
+        return Some(LagStatus::Ok);
+    }
+    let first = known[0];
+    let last = known[known.len() - 1];
+    let moved = known.windows(2).any(|w| w[0].committed != w[1].committed);
+    let commit_counts: Option<Vec<u64>> = known.iter().map(|o| o.commits).collect();
+    let commits_arrived = commit_counts
+        .as_ref()
+        .map(|c| c.windows(2).any(|w| w[1] > w[0]));
+    if !moved {
+        return Some(if commits_arrived == Some(true) {
+            LagStatus::Stalled
+        } else {
+            LagStatus::Stopped
+        });
+    }
+    let last_activity = known
+        .windows(2)
+        .filter(|w| {
+            w[0].committed != w[1].committed
+                || matches!((w[0].commits, w[1].commits), (Some(a), Some(b)) if b > a)
+        })
+        .map(|w| w[1].at_ms)
+        .max()
+        .unwrap_or(first.at_ms);
+    let idle = last.at_ms.saturating_sub(last_activity);
+    let active = last_activity.saturating_sub(first.at_ms);
+    if idle > active {
+        return Some(LagStatus::Stopped);
+    }
+    let lags: Vec<i64> = known.iter().filter_map(|o| o.lag()).collect();
+    if lags.windows(2).all(|w| w[1] > w[0]) {
+        return Some(LagStatus::Warning);
+    }
+    Some(LagStatus::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Observations one second apart from (committed, log_end, commits) triples.
+    fn window(points: &[(i64, i64, Option<u64>)]) -> Vec<Observation> {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, (c, e, n))| Observation {
+                at_ms: i as u64 * 1000,
+                committed: Some(*c),
+                log_end: Some(*e),
+                log_start: None,
+                commits: *n,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn zero_lag_anywhere_in_the_window_is_ok() {
+        let w = window(&[(10, 10, None), (10, 20, None), (10, 30, None)]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn committed_past_log_end_is_error() {
+        let w = window(&[(10, 10, None), (25, 20, None)]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Error));
+    }
+
+    #[test]
+    fn committed_before_log_start_is_error() {
+        let mut w = window(&[(5, 50, None)]);
+        w[0].log_start = Some(10);
+        assert_eq!(evaluate(&w), Some(LagStatus::Error));
+    }
+
+    #[test]
+    fn not_moving_and_not_committing_while_behind_is_stopped() {
+        let w = window(&[(10, 20, Some(3)), (10, 25, Some(3)), (10, 30, Some(3))]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Stopped));
+        let unknown_commits = window(&[(10, 20, None), (10, 20, None)]);
+        assert_eq!(evaluate(&unknown_commits), Some(LagStatus::Stopped));
+    }
+
+    #[test]
+    fn committing_without_moving_while_behind_is_stalled() {
+        let w = window(&[(10, 20, Some(3)), (10, 20, Some(4)), (10, 21, Some(5))]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Stalled));
+    }
+
+    #[test]
+    fn lag_growing_every_interval_while_consuming_is_warning() {
+        let w = window(&[
+            (10, 20, None),
+            (15, 30, None),
+            (20, 40, None),
+            (25, 50, None),
+        ]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Warning));
+    }
+
+    #[test]
+    fn consuming_with_steady_lag_is_ok() {
+        let w = window(&[
+            (10, 20, None),
+            (20, 30, None),
+            (30, 35, None),
+            (40, 52, None),
+        ]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn commits_that_stopped_early_in_the_window_are_stopped() {
+        // Moved between the first two observations, then nothing for three seconds.
+        let w = window(&[
+            (10, 20, None),
+            (15, 25, None),
+            (15, 30, None),
+            (15, 35, None),
+            (15, 40, None),
+        ]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Stopped));
+    }
+
+    #[test]
+    fn unknown_offsets_have_no_status() {
+        assert_eq!(evaluate(&[]), None);
+        let mut w = window(&[(10, 20, None)]);
+        w[0].committed = None;
+        assert_eq!(evaluate(&w), None);
+        let mut w = window(&[(10, 20, None)]);
+        w[0].log_end = None;
+        assert_eq!(evaluate(&w), None);
+    }
+
+    #[test]
+    fn a_single_observation_behind_is_ok() {
+        assert_eq!(evaluate(&window(&[(10, 20, None)])), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn statuses_order_by_severity() {
+        assert!(LagStatus::Ok < LagStatus::Warning);
+        assert!(LagStatus::Warning < LagStatus::Stalled);
+        assert!(LagStatus::Stopped < LagStatus::Error);
+        assert_eq!(LagStatus::Error.code(), 4);
+        assert_eq!(LagStatus::Stalled.to_string(), "STALLED");
+    }
+}
