@@ -23,3 +23,6 @@ pub use admin::Admin;
 pub use config::ClientConfig;
 pub use error::{ClientError, KafkaError};
 pub use types::{NodeId, Offset, TopicPartition};
+
+#[cfg(test)]
+mod tests;

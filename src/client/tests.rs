@@ -1,0 +1,484 @@
+//! The client against scripted peers on real loopback TCP: brokers that answer with exactly the
+//! protocol situations a real cluster produces only by accident (an old ApiVersions, a loading
+//! coordinator, a moved coordinator, a broker that never answers, garbage), to pin down how the
+//! client reacts. End-to-end behaviour against Cohort itself is covered by `tests/operator_*`.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_protocol::messages::api_versions_response::ApiVersion;
+use kafka_protocol::messages::describe_groups_response::DescribedGroup;
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::list_groups_response::ListedGroup;
+use kafka_protocol::messages::metadata_response::MetadataResponseBroker;
+use kafka_protocol::messages::*;
+use kafka_protocol::protocol::{decode_request_header_from_buffer, Encodable, StrBytes};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::error::{
+    ClientError, COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR, UNSUPPORTED_VERSION,
+};
+use super::groups::ListGroupsFilter;
+use super::{Admin, ClientConfig};
+
+/// What a scripted broker does with one request.
+enum Reply {
+    /// Answer at the request's version.
+    Respond(ResponseKind),
+    /// Answer encoded at another version (KIP-511's v0 fallback body).
+    RespondAt(ResponseKind, i16),
+    /// Never answer.
+    Silence,
+    /// Send these bytes as the whole frame body after the size.
+    Raw(Vec<u8>),
+}
+
+type Handler = Arc<dyn Fn(&RequestHeader, RequestKind) -> Reply + Send + Sync>;
+
+struct Scripted {
+    addr: std::net::SocketAddr,
+    seen: Arc<Mutex<Vec<(i16, i16)>>>,
+}
+
+async fn scripted(handler: Handler) -> Scripted {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            tokio::spawn(serve(sock, handler.clone(), seen2.clone()));
+        }
+    });
+    Scripted { addr, seen }
+}
+
+async fn serve(mut sock: TcpStream, handler: Handler, seen: Arc<Mutex<Vec<(i16, i16)>>>) {
+    loop {
+        let Ok(size) = sock.read_i32().await else {
+            return;
+        };
+        let mut buf = vec![0u8; size as usize];
+        if sock.read_exact(&mut buf).await.is_err() {
+            return;
+        }
+        let mut bytes = Bytes::from(buf);
+        let header = decode_request_header_from_buffer(&mut bytes).unwrap();
+        let key = ApiKey::try_from(header.request_api_key).unwrap();
+        seen.lock()
+            .unwrap()
+            .push((header.request_api_key, header.request_api_version));
+        // An ApiVersions request at a version we pretend not to know cannot be decoded; the
+        // handler sees it as a default request.
+        let request = RequestKind::decode(key, &mut bytes, header.request_api_version)
+            .unwrap_or(RequestKind::ApiVersions(ApiVersionsRequest::default()));
+        let (body, version) = match handler(&header, request) {
+            Reply::Respond(r) => (r, header.request_api_version),
+            Reply::RespondAt(r, v) => (r, v),
+            Reply::Silence => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                return;
+            }
+            Reply::Raw(b) => {
+                let mut frame = BytesMut::new();
+                frame.put_i32(b.len() as i32);
+                frame.put_slice(&b);
+                let _ = sock.write_all(&frame).await;
+                continue;
+            }
+        };
+        let mut out = BytesMut::new();
+        let header_version = if key == ApiKey::ApiVersions {
+            0
+        } else {
+            key.response_header_version(header.request_api_version)
+        };
+        ResponseHeader::default()
+            .with_correlation_id(header.correlation_id)
+            .encode(&mut out, header_version)
+            .unwrap();
+        body.encode(&mut out, version).unwrap();
+        let mut frame = BytesMut::new();
+        frame.put_i32(out.len() as i32);
+        frame.put_slice(&out);
+        if sock.write_all(&frame).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The ApiVersions answer of a broker supporting `ranges`.
+fn api_versions(ranges: &[(ApiKey, i16, i16)]) -> ApiVersionsResponse {
+    ApiVersionsResponse::default().with_api_keys(
+        ranges
+            .iter()
+            .map(|(k, lo, hi)| {
+                ApiVersion::default()
+                    .with_api_key(*k as i16)
+                    .with_min_version(*lo)
+                    .with_max_version(*hi)
+            })
+            .collect(),
+    )
+}
+
+fn group_apis() -> Vec<(ApiKey, i16, i16)> {
+    vec![
+        (ApiKey::ApiVersions, 0, 4),
+        (ApiKey::Metadata, 0, 12),
+        (ApiKey::FindCoordinator, 0, 4),
+        (ApiKey::DescribeGroups, 0, 5),
+        (ApiKey::ListGroups, 0, 5),
+        (ApiKey::OffsetFetch, 0, 9),
+    ]
+}
+
+fn metadata_for(nodes: &[(i32, std::net::SocketAddr)]) -> MetadataResponse {
+    MetadataResponse::default()
+        .with_controller_id(BrokerId(nodes[0].0))
+        .with_brokers(
+            nodes
+                .iter()
+                .map(|(id, addr)| {
+                    MetadataResponseBroker::default()
+                        .with_node_id(BrokerId(*id))
+                        .with_host(StrBytes::from_string(addr.ip().to_string()))
+                        .with_port(addr.port() as i32)
+                })
+                .collect(),
+        )
+}
+
+fn admin_for(addr: std::net::SocketAddr, timeout_ms: u64) -> Admin {
+    let mut config = ClientConfig::new(&addr.to_string()).unwrap();
+    config.retry_backoff = Duration::from_millis(10);
+    config.retry_backoff_max = Duration::from_millis(20);
+    let mut admin = Admin::new(config);
+    admin.set_call_timeout(Duration::from_millis(timeout_ms));
+    admin
+}
+
+/// A broker that is its own coordinator and describes every group as Stable with no members,
+/// failing the first `load_failures` DescribeGroups with LOAD_IN_PROGRESS.
+fn coordinator_handler(
+    addr: Arc<Mutex<Option<std::net::SocketAddr>>>,
+    load_failures: usize,
+) -> Handler {
+    let failures = Arc::new(Mutex::new(load_failures));
+    Arc::new(move |_h, req| {
+        let me = addr.lock().unwrap().unwrap();
+        match req {
+            RequestKind::ApiVersions(_) => {
+                Reply::Respond(ResponseKind::ApiVersions(api_versions(&group_apis())))
+            }
+            RequestKind::Metadata(_) => {
+                Reply::Respond(ResponseKind::Metadata(metadata_for(&[(1, me)])))
+            }
+            RequestKind::FindCoordinator(r) => Reply::Respond(ResponseKind::FindCoordinator(
+                FindCoordinatorResponse::default().with_coordinators(
+                    r.coordinator_keys
+                        .iter()
+                        .map(|k| {
+                            Coordinator::default()
+                                .with_key(k.clone())
+                                .with_node_id(BrokerId(1))
+                                .with_host(StrBytes::from_string(me.ip().to_string()))
+                                .with_port(me.port() as i32)
+                        })
+                        .collect(),
+                ),
+            )),
+            RequestKind::DescribeGroups(r) => {
+                let mut left = failures.lock().unwrap();
+                let code = if *left > 0 {
+                    *left -= 1;
+                    COORDINATOR_LOAD_IN_PROGRESS
+                } else {
+                    0
+                };
+                Reply::Respond(ResponseKind::DescribeGroups(
+                    DescribeGroupsResponse::default().with_groups(
+                        r.groups
+                            .iter()
+                            .map(|g| {
+                                DescribedGroup::default()
+                                    .with_error_code(code)
+                                    .with_group_id(g.clone())
+                                    .with_group_state(StrBytes::from_static_str("Stable"))
+                                    .with_protocol_type(StrBytes::from_static_str("consumer"))
+                            })
+                            .collect(),
+                    ),
+                ))
+            }
+            _ => Reply::Silence,
+        }
+    })
+}
+
+#[tokio::test]
+async fn kip511_falls_back_to_the_brokers_api_versions_version() {
+    let handler: Handler = Arc::new(|h, _req| {
+        if h.request_api_version > 2 {
+            // An old broker: answers UNSUPPORTED_VERSION in a v0 body with its own range.
+            let r =
+                api_versions(&[(ApiKey::ApiVersions, 0, 2)]).with_error_code(UNSUPPORTED_VERSION);
+            return Reply::RespondAt(ResponseKind::ApiVersions(r), 0);
+        }
+        let mut apis = group_apis();
+        apis[0] = (ApiKey::ApiVersions, 0, 2);
+        Reply::Respond(ResponseKind::ApiVersions(api_versions(&apis)))
+    });
+    let broker = scripted(handler).await;
+    let mut admin = admin_for(broker.addr, 2_000);
+    let versions = admin
+        .broker_versions(&broker.addr.to_string())
+        .await
+        .unwrap();
+    assert_eq!(versions.range(ApiKey::DescribeGroups), Some((0, 5)));
+    let seen = broker.seen.lock().unwrap().clone();
+    assert_eq!(seen, vec![(18, 4), (18, 2)], "v4 refused, then v2");
+}
+
+#[tokio::test]
+async fn describe_retries_while_the_coordinator_loads() {
+    let me = Arc::new(Mutex::new(None));
+    let broker = scripted(coordinator_handler(me.clone(), 2)).await;
+    *me.lock().unwrap() = Some(broker.addr);
+    let mut admin = admin_for(broker.addr, 5_000);
+    let groups = vec!["a".to_string(), "b".to_string()];
+    let described = admin.describe_consumer_groups(&groups).await.unwrap();
+    assert_eq!(described.len(), 2);
+    for g in &groups {
+        let d = described[g].as_ref().unwrap();
+        assert_eq!(d.state, "Stable");
+        assert_eq!(d.coordinator.port, broker.addr.port() as i32);
+    }
+    let seen = broker.seen.lock().unwrap().clone();
+    let describes = seen
+        .iter()
+        .filter(|(k, _)| *k == ApiKey::DescribeGroups as i16)
+        .count();
+    assert_eq!(describes, 3, "two refused attempts, then success: {seen:?}");
+    let lookups: Vec<i16> = seen
+        .iter()
+        .filter(|(k, _)| *k == ApiKey::FindCoordinator as i16)
+        .map(|(_, v)| *v)
+        .collect();
+    assert_eq!(
+        lookups,
+        vec![4],
+        "one batched lookup, cached across retries"
+    );
+}
+
+#[tokio::test]
+async fn not_coordinator_sends_the_client_to_find_the_coordinator_again() {
+    let me: Arc<Mutex<Option<std::net::SocketAddr>>> = Arc::new(Mutex::new(None));
+    let moved = Arc::new(Mutex::new(true));
+    let inner = coordinator_handler(me.clone(), 0);
+    let handler: Handler = {
+        let moved = moved.clone();
+        Arc::new(move |h, req| match req {
+            RequestKind::DescribeGroups(r)
+                if std::mem::replace(&mut *moved.lock().unwrap(), false) =>
+            {
+                Reply::Respond(ResponseKind::DescribeGroups(
+                    DescribeGroupsResponse::default().with_groups(
+                        r.groups
+                            .iter()
+                            .map(|g| {
+                                DescribedGroup::default()
+                                    .with_group_id(g.clone())
+                                    .with_error_code(NOT_COORDINATOR)
+                            })
+                            .collect(),
+                    ),
+                ))
+            }
+            other => inner(h, other),
+        })
+    };
+    let broker = scripted(handler).await;
+    *me.lock().unwrap() = Some(broker.addr);
+    let mut admin = admin_for(broker.addr, 5_000);
+    let described = admin
+        .describe_consumer_groups(&["g".to_string()])
+        .await
+        .unwrap();
+    assert!(described["g"].is_ok());
+    let seen = broker.seen.lock().unwrap().clone();
+    let lookups = seen
+        .iter()
+        .filter(|(k, _)| *k == ApiKey::FindCoordinator as i16)
+        .count();
+    assert_eq!(lookups, 2, "the coordinator was looked up again: {seen:?}");
+}
+
+#[tokio::test]
+async fn old_brokers_get_one_find_coordinator_per_group() {
+    let me: Arc<Mutex<Option<std::net::SocketAddr>>> = Arc::new(Mutex::new(None));
+    let inner = coordinator_handler(me.clone(), 0);
+    let handler: Handler = {
+        let me = me.clone();
+        Arc::new(move |h, req| match req {
+            RequestKind::ApiVersions(_) => {
+                let mut apis = group_apis();
+                apis[2] = (ApiKey::FindCoordinator, 0, 2);
+                Reply::Respond(ResponseKind::ApiVersions(api_versions(&apis)))
+            }
+            RequestKind::FindCoordinator(_) => {
+                let addr = me.lock().unwrap().unwrap();
+                Reply::Respond(ResponseKind::FindCoordinator(
+                    FindCoordinatorResponse::default()
+                        .with_node_id(BrokerId(1))
+                        .with_host(StrBytes::from_string(addr.ip().to_string()))
+                        .with_port(addr.port() as i32),
+                ))
+            }
+            other => inner(h, other),
+        })
+    };
+    let broker = scripted(handler).await;
+    *me.lock().unwrap() = Some(broker.addr);
+    let mut admin = admin_for(broker.addr, 5_000);
+    let described = admin
+        .describe_consumer_groups(&["a".to_string(), "b".to_string(), "c".to_string()])
+        .await
+        .unwrap();
+    assert!(described.values().all(|d| d.is_ok()));
+    let seen = broker.seen.lock().unwrap().clone();
+    let lookups: Vec<i16> = seen
+        .iter()
+        .filter(|(k, _)| *k == ApiKey::FindCoordinator as i16)
+        .map(|(_, v)| *v)
+        .collect();
+    assert_eq!(lookups, vec![2, 2, 2]);
+}
+
+#[tokio::test]
+async fn list_groups_merges_every_broker_and_keeps_consumer_groups_only() {
+    let addrs: Arc<Mutex<Vec<std::net::SocketAddr>>> = Arc::new(Mutex::new(Vec::new()));
+    let make = |groups: Vec<(&'static str, &'static str)>| -> Handler {
+        let addrs = addrs.clone();
+        Arc::new(move |_h, req| match req {
+            RequestKind::ApiVersions(_) => {
+                Reply::Respond(ResponseKind::ApiVersions(api_versions(&group_apis())))
+            }
+            RequestKind::Metadata(_) => {
+                let a = addrs.lock().unwrap().clone();
+                Reply::Respond(ResponseKind::Metadata(metadata_for(&[
+                    (1, a[0]),
+                    (2, a[1]),
+                ])))
+            }
+            RequestKind::ListGroups(r) => {
+                assert_eq!(r.states_filter, vec![StrBytes::from_static_str("Stable")]);
+                Reply::Respond(ResponseKind::ListGroups(
+                    ListGroupsResponse::default().with_groups(
+                        groups
+                            .iter()
+                            .map(|(id, pt)| {
+                                ListedGroup::default()
+                                    .with_group_id(GroupId(StrBytes::from_static_str(id)))
+                                    .with_protocol_type(StrBytes::from_static_str(pt))
+                                    .with_group_state(StrBytes::from_static_str("Stable"))
+                                    .with_group_type(StrBytes::from_static_str("classic"))
+                            })
+                            .collect(),
+                    ),
+                ))
+            }
+            _ => Reply::Silence,
+        })
+    };
+    let b1 = scripted(make(vec![("a", "consumer"), ("connect-x", "connect")])).await;
+    let b2 = scripted(make(vec![("b", ""), ("a", "consumer")])).await;
+    *addrs.lock().unwrap() = vec![b1.addr, b2.addr];
+    let mut admin = admin_for(b1.addr, 5_000);
+    let filter = ListGroupsFilter {
+        states: vec!["Stable".to_string()],
+        types: vec![],
+    };
+    let listed = admin.list_consumer_groups(&filter).await.unwrap();
+    let ids: Vec<(&str, bool)> = listed
+        .iter()
+        .map(|l| (l.group_id.as_str(), l.is_simple))
+        .collect();
+    assert_eq!(ids, vec![("b", true), ("a", false)]);
+    assert!(listed.iter().all(|l| l.state.as_deref() == Some("Stable")));
+}
+
+#[tokio::test]
+async fn a_silent_broker_ends_in_a_timeout_within_the_deadline() {
+    let handler: Handler = Arc::new(|_h, req| match req {
+        RequestKind::ApiVersions(_) => {
+            Reply::Respond(ResponseKind::ApiVersions(api_versions(&group_apis())))
+        }
+        _ => Reply::Silence,
+    });
+    let broker = scripted(handler).await;
+    let mut admin = admin_for(broker.addr, 300);
+    let started = std::time::Instant::now();
+    let err = admin
+        .list_consumer_groups(&ListGroupsFilter::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Timeout { ref call } if call == "listConsumerGroups"),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(
+        err.java_string(),
+        "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node assignment. Call: listConsumerGroups"
+    );
+}
+
+#[tokio::test]
+async fn garbage_and_oversized_responses_are_errors_not_crashes() {
+    for raw in [
+        vec![0, 0, 0, 0],                   // correlation id 0, then nothing: truncated body
+        vec![0, 0, 0, 9, 1, 2, 3],          // wrong correlation id
+        vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 1], // an entry cut short
+    ] {
+        let handler: Handler = Arc::new(move |_h, _req| Reply::Raw(raw.clone()));
+        let broker = scripted(handler).await;
+        let mut admin = admin_for(broker.addr, 500);
+        let err = admin
+            .broker_versions(&broker.addr.to_string())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ClientError::Protocol { .. }), "{err:?}");
+    }
+    // A frame size beyond the limit is refused before reading it.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 64];
+        let _ = sock.read(&mut buf).await;
+        let _ = sock.write_all(&i32::MAX.to_be_bytes()).await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    });
+    let mut admin = admin_for(addr, 500);
+    let err = admin.broker_versions(&addr.to_string()).await.unwrap_err();
+    assert!(matches!(err, ClientError::Protocol { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn an_unreachable_bootstrap_times_out() {
+    // A port nobody listens on: bind, learn the port, close.
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let mut admin = admin_for(addr, 300);
+    let err = admin
+        .list_consumer_groups(&ListGroupsFilter::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Timeout { .. }), "{err:?}");
+}
