@@ -127,7 +127,7 @@ pub enum ClientError {
         detail: String,
     },
     /// No version of an API is shared with the broker, or a feature needs a newer version.
-    #[error("unsupported version: {0}")]
+    #[error("{0}")]
     UnsupportedVersion(String),
     /// The broker answered with an error code.
     #[error("{0}")]

@@ -53,17 +53,31 @@ impl BrokerVersions {
         let (our_min, our_max) = ours(key).ok_or_else(|| {
             ClientError::UnsupportedVersion(format!("the client does not implement {key:?}"))
         })?;
+        let name = java_name(key);
         let (broker_min, broker_max) = self.range(key).ok_or_else(|| {
-            ClientError::UnsupportedVersion(format!("The broker does not support {key:?}"))
+            ClientError::UnsupportedVersion(format!("The node does not support {name}"))
         })?;
         let version = our_max.min(broker_max);
         if version < our_min || version < broker_min {
             return Err(ClientError::UnsupportedVersion(format!(
-                "The broker supports {key:?} versions {broker_min} to {broker_max}; this client needs {our_min} to {our_max}"
+                "The node does not support {name} with version in range [{our_min},{our_max}]. The supported range is [{broker_min},{broker_max}]."
             )));
         }
         Ok(version)
     }
+}
+
+/// The API's name in Kafka's `ApiKeys` enum (`FIND_COORDINATOR`), as Kafka's messages print it.
+pub fn java_name(key: ApiKey) -> String {
+    let debug = format!("{key:?}");
+    let mut out = String::new();
+    for (i, c) in debug.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }
 
 #[cfg(test)]
@@ -98,6 +112,20 @@ mod tests {
         assert!(b.pick(ApiKey::OffsetDelete).is_err());
         assert!(b.pick(ApiKey::Metadata).is_err());
         assert!(b.pick(ApiKey::Produce).is_err());
+    }
+
+    #[test]
+    fn refusals_read_like_kafkas() {
+        let b = broker(&[(ApiKey::OffsetCommit, 0, 1)]);
+        assert_eq!(
+            b.pick(ApiKey::FindCoordinator).unwrap_err().to_string(),
+            "The node does not support FIND_COORDINATOR"
+        );
+        assert_eq!(
+            b.pick(ApiKey::OffsetCommit).unwrap_err().to_string(),
+            "The node does not support OFFSET_COMMIT with version in range [2,9]. The supported range is [0,1]."
+        );
+        assert_eq!(java_name(ApiKey::ApiVersions), "API_VERSIONS");
     }
 
     #[test]

@@ -302,10 +302,13 @@ pub fn check(args: &[String]) -> Checked {
             warnings.push(NO_EXECUTE_WARNING.to_string());
         }
         if !has("group") && !has("all-groups") {
-            return Checked::Usage(format!(
-                "Option {} takes one of these options: {selection}",
-                jopt::spec_name("reset-offsets")
-            ));
+            return usage_with_warnings(
+                format!(
+                    "Option {} takes one of these options: {selection}",
+                    jopt::spec_name("reset-offsets")
+                ),
+                warnings,
+            );
         }
         for used in [
             "to-offset",
