@@ -25,4 +25,6 @@ pub use error::{ClientError, KafkaError};
 pub use types::{NodeId, Offset, TopicPartition};
 
 #[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
 mod tests;

@@ -154,3 +154,6 @@ fn admin_for(options: &GroupsOptions, console: &mut Console<'_>) -> Result<Admin
     admin.set_call_timeout(Duration::from_millis(timeout));
     Ok(admin)
 }
+
+#[cfg(test)]
+mod tests;
