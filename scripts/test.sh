@@ -8,5 +8,4 @@ scripts/setup-clients.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 scripts/check-layering.sh
-cargo build --workspace --all-targets
 cargo test --workspace
