@@ -8,4 +8,4 @@ scripts/setup-clients.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 scripts/check-layering.sh
-cargo test --workspace
+cargo test --workspace --no-fail-fast
