@@ -6,6 +6,8 @@ use tokio::sync::watch;
 
 use crate::cluster::ClusterView;
 use crate::config::BrokerConfig;
+use crate::data::partition::LEADER_EPOCH;
+use crate::data::DataPlane;
 use crate::errors::BrokerError;
 use crate::topics::{
     plan_topic, CatalogError, NewTopic, ProducerIdAllocator, TopicCatalog, TopicSpec,
@@ -21,6 +23,8 @@ pub struct Broker {
     pub catalog: Arc<dyn TopicCatalog>,
     /// Producer ids for InitProducerId.
     pub producer_ids: Arc<dyn ProducerIdAllocator>,
+    /// Partition logs.
+    pub data: Arc<DataPlane>,
     /// Flips to true when the broker begins shutting down: long polls answer at once.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -62,8 +66,28 @@ impl Broker {
         Ok(self.catalog.create(spec).await?)
     }
 
-    /// Removes a topic from the catalog.
+    /// Removes a topic from the catalog, then its data.
     pub async fn delete_topic(&self, name: &str) -> Result<Arc<TopicSpec>, BrokerError> {
-        Ok(self.catalog.delete(name).await?)
+        let spec = self.catalog.delete(name).await?;
+        if let Err(e) = self.data.remove_topic(&spec).await {
+            // The catalog no longer has it; the next start removes the leftovers.
+            tracing::error!(topic = name, error = %e, "removing a deleted topic's data failed");
+        }
+        Ok(spec)
+    }
+
+    /// Kafka's check of a client's known leader epoch (-1: none known) against ours.
+    pub fn check_leader_epoch(&self, client: i32) -> Result<(), BrokerError> {
+        match client {
+            c if c < 0 || c == LEADER_EPOCH => Ok(()),
+            c if c > LEADER_EPOCH => Err(BrokerError::UnknownLeaderEpoch {
+                client: c,
+                current: LEADER_EPOCH,
+            }),
+            c => Err(BrokerError::FencedLeaderEpoch {
+                client: c,
+                current: LEADER_EPOCH,
+            }),
+        }
     }
 }

@@ -4,8 +4,11 @@
 //! [`BrokerError`] and [`to_kafka_error`] picks the code. Nowhere else in the crate turns an
 //! error into a code, so a client always sees the same code for the same failure.
 
+use compaction::LogError;
 use protocol::ErrorCode;
 
+use crate::data::producers::SequenceError;
+use crate::data::{AppendError, LookupError, ReadError};
 use crate::topics::{CatalogError, CreateTopicError};
 
 /// Any failure a handler reports to a client.
@@ -17,6 +20,34 @@ pub enum BrokerError {
     /// CreateTopics validation.
     #[error(transparent)]
     CreateTopic(#[from] CreateTopicError),
+    /// Finding a partition.
+    #[error(transparent)]
+    Lookup(#[from] LookupError),
+    /// Appending a produced batch.
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// Reading a partition.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The log engine, directly.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// The client knows a newer leader epoch than ours.
+    #[error("leader epoch {client} is newer than the current {current}")]
+    UnknownLeaderEpoch {
+        /// What the client sent.
+        client: i32,
+        /// Ours.
+        current: i32,
+    },
+    /// The client knows an older leader epoch than ours.
+    #[error("leader epoch {client} is older than the current {current}")]
+    FencedLeaderEpoch {
+        /// What the client sent.
+        client: i32,
+        /// Ours.
+        current: i32,
+    },
     /// A request that contradicts itself.
     #[error("{0}")]
     InvalidRequest(String),
@@ -43,8 +74,44 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             CreateTopicError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             CreateTopicError::InvalidConfig(_) => ErrorCode::InvalidConfig,
         },
+        BrokerError::Lookup(e) => match e {
+            LookupError::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
+            LookupError::NotLeader { .. } => ErrorCode::NotLeaderOrFollower,
+            LookupError::Storage(e) => log_error(e),
+        },
+        BrokerError::Append(e) => match e {
+            AppendError::Batch(b) if b.is_corrupt() => ErrorCode::CorruptMessage,
+            AppendError::Batch(_) => ErrorCode::InvalidRecord,
+            AppendError::TooLarge { .. } => ErrorCode::MessageTooLarge,
+            AppendError::Sequence(SequenceError::InvalidProducerEpoch { .. }) => {
+                ErrorCode::InvalidProducerEpoch
+            }
+            AppendError::Sequence(SequenceError::OutOfOrder { .. }) => {
+                ErrorCode::OutOfOrderSequenceNumber
+            }
+            AppendError::Transactional => ErrorCode::InvalidTxnState,
+            AppendError::Log(e) => log_error(e),
+        },
+        BrokerError::Read(e) => match e {
+            ReadError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
+            ReadError::Log(e) => log_error(e),
+            ReadError::Batch(_) => ErrorCode::CorruptMessage,
+        },
+        BrokerError::Log(e) => log_error(e),
+        BrokerError::UnknownLeaderEpoch { .. } => ErrorCode::UnknownLeaderEpoch,
+        BrokerError::FencedLeaderEpoch { .. } => ErrorCode::FencedLeaderEpoch,
         BrokerError::InvalidRequest(_) => ErrorCode::InvalidRequest,
         BrokerError::Unsupported(_) => ErrorCode::UnsupportedVersion,
+    }
+}
+
+/// The log engine's failures: size limits are the client's, ranges are the client's, the rest
+/// is the disk's (KAFKA_STORAGE_ERROR, retriable: the client tries again, maybe elsewhere).
+fn log_error(e: &LogError) -> ErrorCode {
+    match e {
+        LogError::EntryTooLarge { .. } | LogError::KeyTooLarge { .. } => ErrorCode::MessageTooLarge,
+        LogError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
+        _ => ErrorCode::KafkaStorageError,
     }
 }
 
@@ -53,6 +120,7 @@ mod tests {
     use super::*;
     use crate::topics::names::InvalidTopicName;
     use crate::topics::ConfigError;
+    use protocol::batch::BatchError;
 
     #[test]
     fn the_table() {
@@ -100,6 +168,91 @@ mod tests {
             (
                 CreateTopicError::InvalidConfig(ConfigError::Unknown("x".into())).into(),
                 ErrorCode::InvalidConfig,
+            ),
+            (
+                LookupError::UnknownTopicOrPartition.into(),
+                ErrorCode::UnknownTopicOrPartition,
+            ),
+            (
+                LookupError::NotLeader { leader: 2 }.into(),
+                ErrorCode::NotLeaderOrFollower,
+            ),
+            (
+                AppendError::Batch(BatchError::Crc {
+                    stored: 1,
+                    computed: 2,
+                })
+                .into(),
+                ErrorCode::CorruptMessage,
+            ),
+            (
+                AppendError::Batch(BatchError::Truncated { have: 1, need: 61 }).into(),
+                ErrorCode::CorruptMessage,
+            ),
+            (
+                AppendError::Batch(BatchError::BatchCount(2)).into(),
+                ErrorCode::InvalidRecord,
+            ),
+            (
+                AppendError::Batch(BatchError::ControlBatch).into(),
+                ErrorCode::InvalidRecord,
+            ),
+            (
+                AppendError::TooLarge { size: 2, max: 1 }.into(),
+                ErrorCode::MessageTooLarge,
+            ),
+            (
+                AppendError::Sequence(SequenceError::InvalidProducerEpoch {
+                    producer_id: 1,
+                    epoch: 0,
+                    current: 1,
+                })
+                .into(),
+                ErrorCode::InvalidProducerEpoch,
+            ),
+            (
+                AppendError::Sequence(SequenceError::OutOfOrder {
+                    producer_id: 1,
+                    first_seq: 5,
+                    expected_after: 2,
+                })
+                .into(),
+                ErrorCode::OutOfOrderSequenceNumber,
+            ),
+            (
+                AppendError::Transactional.into(),
+                ErrorCode::InvalidTxnState,
+            ),
+            (
+                ReadError::OffsetOutOfRange {
+                    offset: 9,
+                    start: 0,
+                    end: 1,
+                }
+                .into(),
+                ErrorCode::OffsetOutOfRange,
+            ),
+            (
+                LogError::EntryTooLarge { size: 2, max: 1 }.into(),
+                ErrorCode::MessageTooLarge,
+            ),
+            (
+                LogError::Poisoned("fsync".into()).into(),
+                ErrorCode::KafkaStorageError,
+            ),
+            (
+                BrokerError::UnknownLeaderEpoch {
+                    client: 3,
+                    current: 0,
+                },
+                ErrorCode::UnknownLeaderEpoch,
+            ),
+            (
+                BrokerError::FencedLeaderEpoch {
+                    client: 1,
+                    current: 2,
+                },
+                ErrorCode::FencedLeaderEpoch,
             ),
             (
                 BrokerError::InvalidRequest("x".into()),

@@ -15,6 +15,7 @@
 pub mod broker;
 pub mod cluster;
 pub mod config;
+pub mod data;
 pub mod errors;
 pub mod handlers;
 pub mod http;

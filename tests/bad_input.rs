@@ -8,9 +8,11 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use common::raw::batches::batch;
 use common::raw::RawClient;
 use common::{Cohort, Rng};
-use kafka_protocol::messages::{ApiKey, RequestKind};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{ApiKey, ProduceRequest, RequestKind, TopicName};
 use kafka_protocol::protocol::StrBytes;
 
 /// A connection that must keep working while others misbehave.
@@ -93,10 +95,95 @@ fn oversized_negative_unknown_and_unsupported_requests_close_only_their_connecti
 }
 
 #[test]
+fn produce_below_v3_is_answered_with_unsupported_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &[]);
+    let mut client = RawClient::connect(broker.kafka);
+    // A v3 body without the transactional id is a v2 body.
+    let body = ProduceRequest::default()
+        .with_transactional_id(None)
+        .with_acks(1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(TopicName(StrBytes::from_static_str("old")))
+            .with_partition_data(
+                vec![PartitionProduceData::default().with_index(0)],
+            )]);
+    let (_, v3) = client.frame(ApiKey::Produce, 3, &RequestKind::Produce(body));
+    for version in 0..=2i16 {
+        let header_len = 4 + 8 + 2 + "raw-test".len();
+        let mut legacy = v3[..header_len].to_vec();
+        legacy[6..8].copy_from_slice(&version.to_be_bytes());
+        legacy.extend_from_slice(&v3[header_len + 2..]);
+        let size = (legacy.len() - 4) as i32;
+        legacy[..4].copy_from_slice(&size.to_be_bytes());
+        client.stream.write_all(&legacy).unwrap();
+        let frame = client.read_frame().expect("an answer");
+        // correlation id, topics(1), name "old", partitions(1), index 0, error code 35
+        let expect_prefix: Vec<u8> = [
+            &1i32.to_be_bytes()[..],
+            &1i32.to_be_bytes(),
+            &3i16.to_be_bytes(),
+            b"old",
+            &1i32.to_be_bytes(),
+            &0i32.to_be_bytes(),
+            &35i16.to_be_bytes(),
+        ]
+        .concat();
+        assert_eq!(
+            &frame[..expect_prefix.len()],
+            &expect_prefix[..],
+            "v{version}"
+        );
+    }
+    assert_eq!(client.api_versions().error_code, 0);
+}
+
+#[test]
+fn a_batch_with_a_wrong_crc_is_refused_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &[]);
+    let mut c = RawClient::connect(broker.kafka);
+    assert_eq!(c.create_topic("crc", 1, &[]), 0);
+    let good = batch(&[b"kept", b"also kept"], 10, None);
+    assert_eq!(c.produce("crc", 0, good.clone()).error_code, 0);
+    for at in [21, 40, good.len() - 1] {
+        let mut bad = good.to_vec();
+        bad[at] ^= 0x20;
+        let r = c.produce("crc", 0, bytes::Bytes::from(bad));
+        assert_eq!(r.error_code, 2, "CORRUPT_MESSAGE for a flip at byte {at}");
+    }
+    // Truncated, doubled, and an old message format: INVALID_RECORD / CORRUPT_MESSAGE.
+    assert_eq!(
+        c.produce("crc", 0, good.slice(..good.len() - 3)).error_code,
+        2
+    );
+    let twice = [good.to_vec(), good.to_vec()].concat();
+    assert_eq!(
+        c.produce("crc", 0, bytes::Bytes::from(twice)).error_code,
+        87
+    );
+    let mut v1 = good.to_vec();
+    v1[16] = 1;
+    assert_eq!(c.produce("crc", 0, bytes::Bytes::from(v1)).error_code, 87);
+    // The same connection goes on, and the good batch is all there is.
+    assert_eq!(c.list_offset("crc", 0, -1), (0, 2, -1));
+    let read = c.fetch("crc", 0, 0, 0, 1).records.unwrap_or_default();
+    assert_eq!(
+        &read[16..],
+        &good[16..],
+        "stored as sent but for offset and leader epoch"
+    );
+}
+
+#[test]
 fn random_bytes_and_truncated_frames_never_take_the_broker_down() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Cohort::start(&dir.path().join("data"), &["--max-frame-bytes", "65536"]);
     let mut witness = Witness(RawClient::connect(broker.kafka));
+    assert_eq!(witness.0.create_topic("survivor", 1, &[]), 0);
+    let kept = batch(&[b"before the storm"], 1, None);
+    assert_eq!(witness.0.produce("survivor", 0, kept.clone()).error_code, 0);
     let mut rng = Rng::from_env("random_bytes_and_truncated_frames");
     let good = frame(18, 0, 7, &[0, 4, b'r', b'a', b'n', b'd']);
     for round in 0..200 {
@@ -138,6 +225,11 @@ fn random_bytes_and_truncated_frames_never_take_the_broker_down() {
     witness.check();
     let mut fresh = RawClient::connect(broker.kafka);
     assert_eq!(fresh.api_versions().error_code, 0);
+    let read = fresh
+        .fetch("survivor", 0, 0, 0, 1)
+        .records
+        .unwrap_or_default();
+    assert_eq!(&read[16..], &kept[16..], "nothing lost");
 }
 
 #[test]

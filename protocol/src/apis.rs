@@ -31,8 +31,25 @@ impl ApiRange {
 /// librdkafka only enables compression when the broker's Produce range includes v0.
 pub const PRODUCE_MIN_DECODABLE_VERSION: i16 = 3;
 
-/// What Cohort serves. Ranges follow Kafka 4.0 and the reference matrix; Metadata stops at v12.
+/// What Cohort serves. Ranges follow Kafka 4.0 and the reference matrix: Fetch stops at v12
+/// (v13+ addresses topics by id), ListOffsets at v7 (v8+ only adds tiered-storage timestamps),
+/// Metadata at v12.
 pub const SUPPORTED_APIS: &[ApiRange] = &[
+    ApiRange {
+        key: ApiKey::Produce,
+        min: 0,
+        max: 12,
+    },
+    ApiRange {
+        key: ApiKey::Fetch,
+        min: 4,
+        max: 12,
+    },
+    ApiRange {
+        key: ApiKey::ListOffsets,
+        min: 1,
+        max: 7,
+    },
     ApiRange {
         key: ApiKey::Metadata,
         min: 0,

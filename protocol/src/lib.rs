@@ -11,6 +11,7 @@
 //! ```
 
 pub mod apis;
+pub mod batch;
 pub mod error_code;
 pub mod frame;
 pub mod request;

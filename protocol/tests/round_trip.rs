@@ -424,3 +424,22 @@ fn api_versions_responses_use_header_v0_even_when_flexible() {
         assert_eq!(&frame[8..10], &0i16.to_be_bytes());
     }
 }
+
+#[test]
+fn legacy_produce_versions_decode_for_their_error_answer() {
+    let sample = request_sample(ApiKey::Produce, 3);
+    // v0–v2 carry no transactional id: encode v3 and drop the null one (two bytes) after the
+    // header, which is how an old client lays the body out.
+    for v in 0..PRODUCE_MIN_DECODABLE_VERSION {
+        let v3 = client_frame(ApiKey::Produce, 3, &sample);
+        let header_bytes = 8 + 2 + "round-trip".len();
+        let mut legacy = BytesMut::new();
+        legacy.extend_from_slice(&v3[..header_bytes]);
+        legacy[2..4].copy_from_slice(&v.to_be_bytes());
+        legacy[4..8].copy_from_slice(&(1000 + i32::from(v)).to_be_bytes());
+        legacy.extend_from_slice(&v3[header_bytes + 2..]);
+        let req = decode_request(legacy.freeze()).unwrap();
+        assert_eq!(req.version(), v);
+        assert_eq!(req.body, sample);
+    }
+}

@@ -19,8 +19,11 @@ use crate::broker::Broker;
 pub mod api_versions;
 pub mod create_topics;
 pub mod delete_topics;
+pub mod fetch;
 pub mod init_producer_id;
+pub mod list_offsets;
 pub mod metadata;
+pub mod produce;
 
 /// What a handler knows about the request besides its body.
 #[derive(Debug, Clone)]
@@ -64,6 +67,9 @@ pub enum Reply {
     Frame(Bytes),
     /// Nothing: a Produce with `acks=0`.
     Nothing,
+    /// No answer, and the connection closed: how Kafka tells an `acks=0` producer that a
+    /// write failed.
+    Close(&'static str),
 }
 
 /// A decoded request that no handler serves: a bug (the served table and [`dispatch`] disagree),
@@ -75,6 +81,11 @@ pub struct NotServed(&'static str);
 /// Routes a request to its handler.
 pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServed> {
     let response = match body {
+        RequestKind::Produce(r) => return Ok(produce::handle(ctx, r).await),
+        RequestKind::Fetch(r) => ResponseKind::Fetch(fetch::handle(ctx, r).await),
+        RequestKind::ListOffsets(r) => {
+            ResponseKind::ListOffsets(list_offsets::handle(ctx, r).await)
+        }
         RequestKind::ApiVersions(r) => ResponseKind::ApiVersions(api_versions::handle(ctx, r)),
         RequestKind::Metadata(r) => ResponseKind::Metadata(metadata::handle(ctx, r).await),
         RequestKind::CreateTopics(r) => {
@@ -144,6 +155,9 @@ pub(crate) mod test_support {
         let args = Wrap::parse_from(argv).args;
         let config = BrokerConfig::resolve(&args, "127.0.0.1:9092".parse().unwrap()).unwrap();
         let catalog = Arc::new(FileCatalog::open(dir).unwrap());
+        let data = Arc::new(
+            crate::data::DataPlane::open(dir, catalog.clone(), config.node_id, true).unwrap(),
+        );
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
         Arc::new(Broker {
             cluster: Arc::new(SingleNode {
@@ -157,6 +171,7 @@ pub(crate) mod test_support {
             config,
             catalog: catalog.clone(),
             producer_ids: catalog,
+            data,
             shutdown,
         })
     }
@@ -202,6 +217,41 @@ pub(crate) mod test_support {
             ApiKey::InitProducerId => RequestKind::InitProducerId(InitProducerIdRequest::default()),
             other => panic!("add a default request for {other:?}"),
         }
+    }
+
+    /// An uncompressed batch of `n` records, as a client sends it.
+    pub fn plain_batch(n: usize) -> bytes::Bytes {
+        use kafka_protocol::records::{
+            Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+        };
+        let records: Vec<Record> = (0..n)
+            .map(|i| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: -1,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                sequence: i as i32 - 1,
+                timestamp: 1_000 + i as i64,
+                key: None,
+                value: Some(bytes::Bytes::from(vec![b'v'; 10])),
+                headers: Default::default(),
+            })
+            .collect();
+        let mut buf = bytes::BytesMut::new();
+        RecordBatchEncoder::encode(
+            &mut buf,
+            records.iter(),
+            &RecordEncodeOptions {
+                version: 2,
+                compression: Compression::None,
+            },
+        )
+        .unwrap();
+        buf.freeze()
     }
 
     /// Encodes `body` at the context's version, failing the test if the codec refuses it.

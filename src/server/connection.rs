@@ -177,6 +177,10 @@ impl Connection {
                 )?),
                 Reply::Frame(frame) => Some(frame),
                 Reply::Nothing => None,
+                Reply::Close(why) => {
+                    span.in_scope(|| tracing::info!(reason = why, "closing connection"));
+                    return Ok(());
+                }
             };
             metrics::histogram!(m::REQUEST_DURATION_SECONDS, "api" => api_name(api))
                 .record(started.elapsed().as_secs_f64());

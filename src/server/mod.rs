@@ -28,6 +28,7 @@ use tokio::task::JoinSet;
 use crate::broker::Broker;
 use crate::cluster::{BrokerEndpoint, SingleNode};
 use crate::config::{BrokerConfig, ConfigError, ServeArgs};
+use crate::data::{now_ms, DataPlane};
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
 use crate::topics::file_catalog::OpenError;
@@ -48,6 +49,9 @@ pub enum StartError {
     /// A flag value is out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The partition directory could not be prepared.
+    #[error("preparing topic data: {0}")]
+    Data(#[from] compaction::LogError),
     /// A listener could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -66,6 +70,7 @@ pub struct Server {
     shutdown_tx: watch::Sender<bool>,
     kafka_task: tokio::task::JoinHandle<()>,
     http_task: tokio::task::JoinHandle<()>,
+    maintenance_task: tokio::task::JoinHandle<()>,
     /// Held until shutdown completes.
     lock: DataDirLock,
 }
@@ -111,6 +116,12 @@ impl Server {
             })?;
         let config = BrokerConfig::resolve(&args, kafka_addr)?;
         let catalog = Arc::new(FileCatalog::open(&config.data_dir)?);
+        let data = Arc::new(DataPlane::open(
+            &config.data_dir,
+            catalog.clone(),
+            config.node_id,
+            config.flush_interval.is_none(),
+        )?);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let cluster = Arc::new(SingleNode {
             endpoint: BrokerEndpoint {
@@ -125,12 +136,14 @@ impl Server {
             cluster,
             catalog: catalog.clone(),
             producer_ids: catalog,
+            data,
             shutdown: shutdown_rx.clone(),
         });
         // Installs the recorder before the first request counts anything.
         let _ = m::prometheus();
         let kafka_task = tokio::spawn(run(kafka_listener, broker.clone(), shutdown_rx.clone()));
-        let http_task = tokio::spawn(crate::http::run(http_listener, shutdown_rx));
+        let http_task = tokio::spawn(crate::http::run(http_listener, shutdown_rx.clone()));
+        let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
         tracing::info!(%kafka_addr, %http_addr, data_dir = %broker.config.data_dir.display(),
             node_id = broker.config.node_id, "cohort started");
         Ok(Server {
@@ -140,6 +153,7 @@ impl Server {
             shutdown_tx,
             kafka_task,
             http_task,
+            maintenance_task,
             lock,
         })
     }
@@ -167,6 +181,9 @@ impl Server {
             tracing::error!("the accept loop panicked");
         }
         let _ = self.http_task.await;
+        let _ = self.maintenance_task.await;
+        // Connections are drained: nothing appends any more. Make everything durable.
+        self.broker.data.flush_all().await;
         tracing::info!(lock = %self.lock.path().display(), "cohort stopped");
         drop(self.lock);
     }
@@ -220,6 +237,23 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, mut shutdown: watch
             "in-flight requests did not finish in time; closing their connections"
         );
         connections.shutdown().await;
+    }
+}
+
+/// Periodic work: retention every `retention_check_interval`, and with `--flush-ms` the flush
+/// that makes acknowledged-but-unsynced writes durable and visible.
+async fn maintenance(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
+    let mut retention = tokio::time::interval(broker.config.retention_check_interval);
+    retention.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let flush_every = broker.config.flush_interval;
+    let mut flush = tokio::time::interval(flush_every.unwrap_or(Duration::from_secs(3600)));
+    flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = retention.tick() => broker.data.enforce_retention(now_ms()).await,
+            _ = flush.tick(), if flush_every.is_some() => broker.data.flush_all().await,
+        }
     }
 }
 

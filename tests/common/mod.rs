@@ -23,6 +23,8 @@ pub struct Cohort {
     child: Option<Child>,
     /// Kafka listener.
     pub kafka: SocketAddr,
+    /// The same, as `host:port` for client configs.
+    pub kafka_str: String,
     /// HTTP listener.
     pub http: SocketAddr,
     /// Its data directory.
@@ -86,8 +88,10 @@ impl Cohort {
                 .and_then(|a| a.parse().ok())
                 .unwrap_or_else(|| panic!("no {name} in {line:?}"))
         };
+        let kafka = field("kafka=");
         Ok(Cohort {
-            kafka: field("kafka="),
+            kafka,
+            kafka_str: kafka.to_string(),
             http: field("http="),
             child: Some(child),
             data_dir: data_dir.to_path_buf(),

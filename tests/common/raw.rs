@@ -109,3 +109,157 @@ pub fn skip_header_v0(mut frame: Bytes) -> (i32, Bytes) {
     let correlation_id = frame.get_i32();
     (correlation_id, frame)
 }
+
+/// Record batches as a client builds them.
+pub mod batches {
+    use bytes::{Bytes, BytesMut};
+    use kafka_protocol::records::{
+        Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+    };
+
+    /// One uncompressed v2 batch of `values`, timestamps `ts0, ts0+1, ...`; an idempotent one
+    /// when `producer` is `Some((id, epoch, first_sequence))`.
+    pub fn batch(values: &[&[u8]], ts0: i64, producer: Option<(i64, i16, i32)>) -> Bytes {
+        let (pid, epoch, seq0) = producer.unwrap_or((-1, -1, -1));
+        let records: Vec<Record> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: -1,
+                producer_id: pid,
+                producer_epoch: epoch,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                // The encoder starts a new batch when `offset - sequence` changes: keep it
+                // constant, also without a producer (sequence -1 then means "none" only for
+                // the first record, which is what the header carries).
+                sequence: if seq0 >= 0 {
+                    seq0 + i as i32
+                } else {
+                    i as i32 - 1
+                },
+                timestamp: ts0 + i as i64,
+                key: Some(Bytes::from(format!("k{i}"))),
+                value: Some(Bytes::copy_from_slice(v)),
+                headers: Default::default(),
+            })
+            .collect();
+        let mut buf = BytesMut::new();
+        RecordBatchEncoder::encode(
+            &mut buf,
+            records.iter(),
+            &RecordEncodeOptions {
+                version: 2,
+                compression: Compression::None,
+            },
+        )
+        .unwrap();
+        buf.freeze()
+    }
+}
+
+impl RawClient {
+    /// CreateTopics v7 for one topic; returns the error code.
+    pub fn create_topic(&mut self, name: &str, partitions: i32, configs: &[(&str, &str)]) -> i16 {
+        use kafka_protocol::messages::create_topics_request::{
+            CreatableTopic, CreatableTopicConfig,
+        };
+        use kafka_protocol::messages::{CreateTopicsRequest, TopicName};
+        let topic = CreatableTopic::default()
+            .with_name(TopicName(StrBytes::from_string(name.to_string())))
+            .with_num_partitions(partitions)
+            .with_replication_factor(1)
+            .with_configs(
+                configs
+                    .iter()
+                    .map(|(k, v)| {
+                        CreatableTopicConfig::default()
+                            .with_name(StrBytes::from_string(k.to_string()))
+                            .with_value(Some(StrBytes::from_string(v.to_string())))
+                    })
+                    .collect(),
+            );
+        let req = CreateTopicsRequest::default().with_topics(vec![topic]);
+        match self.call(ApiKey::CreateTopics, 7, RequestKind::CreateTopics(req)) {
+            ResponseKind::CreateTopics(r) => r.topics[0].error_code,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Produce v9 of `records` to one partition; the partition's response.
+    pub fn produce(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        records: Bytes,
+    ) -> kafka_protocol::messages::produce_response::PartitionProduceResponse {
+        use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+        use kafka_protocol::messages::{ProduceRequest, TopicName};
+        let req = ProduceRequest::default()
+            .with_transactional_id(None)
+            .with_acks(-1)
+            .with_timeout_ms(30_000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(partition)
+                    .with_records(Some(records))])]);
+        match self.call(ApiKey::Produce, 9, RequestKind::Produce(req)) {
+            ResponseKind::Produce(mut r) => r.responses.remove(0).partition_responses.remove(0),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Fetch v12 of one partition.
+    pub fn fetch(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        offset: i64,
+        max_wait_ms: i32,
+        min_bytes: i32,
+    ) -> kafka_protocol::messages::fetch_response::PartitionData {
+        use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+        use kafka_protocol::messages::{FetchRequest, TopicName};
+        let req = FetchRequest::default()
+            .with_max_wait_ms(max_wait_ms)
+            .with_min_bytes(min_bytes)
+            .with_max_bytes(50 << 20)
+            .with_session_epoch(-1)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(vec![FetchPartition::default()
+                    .with_partition(partition)
+                    .with_fetch_offset(offset)
+                    .with_partition_max_bytes(1 << 20)])]);
+        match self.call(ApiKey::Fetch, 12, RequestKind::Fetch(req)) {
+            ResponseKind::Fetch(mut r) => r.responses.remove(0).partitions.remove(0),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// ListOffsets v7 of one partition: (error code, offset, timestamp).
+    pub fn list_offset(&mut self, topic: &str, partition: i32, timestamp: i64) -> (i16, i64, i64) {
+        use kafka_protocol::messages::list_offsets_request::{
+            ListOffsetsPartition, ListOffsetsTopic,
+        };
+        use kafka_protocol::messages::{BrokerId, ListOffsetsRequest, TopicName};
+        let req = ListOffsetsRequest::default()
+            .with_replica_id(BrokerId(-1))
+            .with_topics(vec![ListOffsetsTopic::default()
+                .with_name(TopicName(StrBytes::from_string(topic.to_string())))
+                .with_partitions(vec![ListOffsetsPartition::default()
+                    .with_partition_index(partition)
+                    .with_timestamp(timestamp)])]);
+        match self.call(ApiKey::ListOffsets, 7, RequestKind::ListOffsets(req)) {
+            ResponseKind::ListOffsets(r) => {
+                let p = &r.topics[0].partitions[0];
+                (p.error_code, p.offset, p.timestamp)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

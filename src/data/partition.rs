@@ -1,0 +1,443 @@
+//! One topic partition: a `compaction::Log` of record batches, its producer state and its high
+//! watermark. Every method blocks on disk; callers run them with `spawn_blocking`.
+//!
+//! ```text
+//!  append(batch)                        (writer lock held)
+//!    producer check ─ duplicate ──────> original offsets, nothing written
+//!    rebase: base offset := log end, leader epoch := 0 (in place, CRC untouched)
+//!    log.append(one entry = the whole batch, as it came)
+//!                                       (writer lock released)
+//!    fsync mode: log.sync_to(end) ── group commit with every concurrent appender
+//!    high watermark := durable end ─> wakes long-polling fetches
+//! ```
+//!
+//! The high watermark is what consumers may read. With fsync before ack (the default) it is
+//! the durable end, so nothing a consumer sees can vanish in a crash; with `--flush-ms` it is
+//! the log end, as in Kafka.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use bytes::{Bytes, BytesMut};
+use compaction::{Entry, Log, LogConfig, LogError, Offset, RetentionPolicy, TimestampMs};
+use protocol::batch::{self, BatchError, BatchHeader, RecordPosition};
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use super::producers::{ProducerStates, SequenceError, Verdict};
+use crate::topics::TopicSpec;
+
+/// The leader epoch written into batches and reported in Metadata: leadership never moves
+/// while partitions have one replica.
+pub const LEADER_EPOCH: i32 = 0;
+/// Bytes of the log tail replayed at open to rebuild producer state.
+const PRODUCER_STATE_REPLAY_BYTES: u64 = 64 << 20;
+
+/// Why an append was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    /// The batch itself.
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+    /// Larger than `max.message.bytes`.
+    #[error("record batch of {size} bytes exceeds max.message.bytes {max}")]
+    TooLarge {
+        /// Batch size.
+        size: usize,
+        /// The topic's limit.
+        max: usize,
+    },
+    /// Idempotence rules.
+    #[error(transparent)]
+    Sequence(#[from] SequenceError),
+    /// A transactional batch: transactions are not served.
+    #[error("transactional batches are not served")]
+    Transactional,
+    /// The log.
+    #[error(transparent)]
+    Log(#[from] LogError),
+}
+
+/// Why a read was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// Below the log start or above the log end.
+    #[error("offset {offset} is outside [{start}, {end}]")]
+    OffsetOutOfRange {
+        /// Asked for.
+        offset: i64,
+        /// Log start.
+        start: i64,
+        /// Log end.
+        end: i64,
+    },
+    /// The log.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// A stored batch that does not decode (looking inside it for a timestamp).
+    #[error(transparent)]
+    Batch(#[from] BatchError),
+}
+
+/// Where an accepted batch landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// Offset of its first record.
+    pub base_offset: i64,
+    /// The log start offset afterwards.
+    pub log_start_offset: i64,
+    /// Whether it was a resend of a batch already in the log.
+    pub duplicate: bool,
+}
+
+/// What a fetch read.
+#[derive(Debug, Clone, Default)]
+pub struct ReadBatches {
+    /// Whole batches, concatenated.
+    pub records: Bytes,
+    /// Batches read.
+    pub batch_count: usize,
+}
+
+/// The marker written in each partition directory: which topic incarnation owns it.
+#[derive(Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct PartitionMarker {
+    /// Topic name.
+    pub topic: String,
+    /// Topic id.
+    pub topic_id: Uuid,
+    /// Partition index.
+    pub partition: i32,
+}
+
+/// Marker file name.
+pub const MARKER_FILE: &str = "partition.json";
+
+/// The marker of the partition directory `dir`, if it has a readable one.
+pub fn read_marker(dir: &Path) -> Option<PartitionMarker> {
+    let bytes = compaction::read_file_checked(dir, MARKER_FILE).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// One partition.
+#[derive(Debug)]
+pub struct Partition {
+    /// Topic name.
+    pub topic: String,
+    /// Topic id (a re-created topic is another incarnation).
+    pub topic_id: Uuid,
+    /// Partition index.
+    pub index: i32,
+    dir: PathBuf,
+    log: Log,
+    /// Serializes offset assignment and producer checks (appends are ordered by it).
+    writer: Mutex<ProducerStates>,
+    high_watermark: watch::Sender<i64>,
+    /// True: acknowledge only fsynced writes (and show consumers only those).
+    sync_before_ack: bool,
+    max_message_bytes: usize,
+    retention: RetentionPolicy,
+    retention_deletes: bool,
+}
+
+fn to_offset(v: i64) -> Offset {
+    Offset(u64::try_from(v).unwrap_or(0))
+}
+
+fn from_offset(o: Offset) -> i64 {
+    i64::try_from(o.0).unwrap_or(i64::MAX)
+}
+
+impl Partition {
+    /// Opens (creating if needed) the partition's directory and log, recovers it and rebuilds
+    /// its producer state from the log tail.
+    pub fn open(
+        dir: &Path,
+        spec: &TopicSpec,
+        index: i32,
+        sync_before_ack: bool,
+    ) -> Result<Partition, LogError> {
+        let io = |op, e| LogError::Io {
+            op,
+            path: dir.to_path_buf(),
+            source: e,
+        };
+        compaction::create_dir_durably(dir)?;
+        let marker = PartitionMarker {
+            topic: spec.name.clone(),
+            topic_id: spec.id,
+            partition: index,
+        };
+        if read_marker(dir).as_ref() != Some(&marker) {
+            let marker_bytes = serde_json::to_vec(&marker)
+                .map_err(|e| io("encode marker", std::io::Error::other(e)))?;
+            compaction::write_file_atomically(dir, MARKER_FILE, &marker_bytes)
+                .map_err(|e| io("write marker", std::io::Error::other(e)))?;
+        }
+        let configs = &spec.configs;
+        let max_message_bytes = configs.max_message_bytes();
+        let log_config = LogConfig {
+            max_segment_bytes: configs.segment_bytes(),
+            segment_ms: Some(configs.segment_ms()),
+            max_entry_bytes: u32::try_from(max_message_bytes + compaction::frame::FRAME_HEADER_LEN)
+                .unwrap_or(u32::MAX),
+            ..LogConfig::default()
+        };
+        let log = Log::open(dir.join("log"), log_config)?;
+        let mut producers = ProducerStates::default();
+        replay_producers(&log, &mut producers)?;
+        let end = from_offset(log.next_offset());
+        let (high_watermark, _) = watch::channel(end);
+        Ok(Partition {
+            topic: spec.name.clone(),
+            topic_id: spec.id,
+            index,
+            dir: dir.to_path_buf(),
+            log,
+            writer: Mutex::new(producers),
+            high_watermark,
+            sync_before_ack,
+            max_message_bytes,
+            retention: RetentionPolicy {
+                max_bytes: configs.retention_bytes(),
+                max_age_ms: configs.retention_ms(),
+            },
+            retention_deletes: configs
+                .cleanup_policy()
+                .map(|p| p.deletes())
+                .unwrap_or(true),
+        })
+    }
+
+    /// The partition's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// First offset still in the log.
+    pub fn log_start_offset(&self) -> i64 {
+        from_offset(self.log.start_offset())
+    }
+
+    /// Offset the next batch will get.
+    pub fn log_end_offset(&self) -> i64 {
+        from_offset(self.log.next_offset())
+    }
+
+    /// What consumers may read up to (exclusive).
+    pub fn high_watermark(&self) -> i64 {
+        *self.high_watermark.borrow()
+    }
+
+    /// Changes whenever the high watermark moves.
+    pub fn watch_high_watermark(&self) -> watch::Receiver<i64> {
+        self.high_watermark.subscribe()
+    }
+
+    fn publish_high_watermark(&self) {
+        let end = if self.sync_before_ack {
+            from_offset(self.log.durable_offset())
+        } else {
+            from_offset(self.log.next_offset())
+        };
+        self.high_watermark.send_if_modified(|hw| {
+            if end > *hw {
+                *hw = end;
+                true
+            } else {
+                false
+            }
+        });
+    }
+
+    /// Checks, places and stores one produced batch; in fsync mode returns once it is durable.
+    pub fn append(
+        &self,
+        mut records: BytesMut,
+        header: BatchHeader,
+        now_ms: i64,
+    ) -> Result<Appended, AppendError> {
+        if records.len() > self.max_message_bytes {
+            return Err(AppendError::TooLarge {
+                size: records.len(),
+                max: self.max_message_bytes,
+            });
+        }
+        if header.is_transactional() {
+            return Err(AppendError::Transactional);
+        }
+        let info = {
+            let mut producers = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+            match producers.check(&header)? {
+                Verdict::Duplicate(placement) => {
+                    return Ok(Appended {
+                        base_offset: placement.first_offset,
+                        log_start_offset: self.log_start_offset(),
+                        duplicate: true,
+                    })
+                }
+                Verdict::Append => {}
+            }
+            let base = self.log.next_offset();
+            let base_offset = from_offset(base);
+            let last_offset = base_offset + i64::from(header.last_offset_delta);
+            batch::rebase(&mut records, base_offset, LEADER_EPOCH);
+            let entry = Entry::batch(
+                base,
+                to_offset(last_offset),
+                TimestampMs(header.max_timestamp),
+                records.freeze(),
+            );
+            let info = self.log.append(&[entry], TimestampMs(now_ms))?;
+            producers.record(&header, base_offset, last_offset);
+            info
+        };
+        if self.sync_before_ack {
+            self.log.sync_to(info.next_offset)?;
+        }
+        self.publish_high_watermark();
+        Ok(Appended {
+            base_offset: from_offset(info.first_offset),
+            log_start_offset: self.log_start_offset(),
+            duplicate: false,
+        })
+    }
+
+    /// Whole batches from the one holding `offset`, below the high watermark, up to
+    /// `max_bytes` (at least one batch when `min_one`, as Kafka returns an oversized first
+    /// batch to guarantee progress).
+    pub fn read(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+    ) -> Result<ReadBatches, ReadError> {
+        let hw = self.high_watermark();
+        let start = self.log_start_offset();
+        let end = self.log_end_offset();
+        if offset < start || offset > end {
+            return Err(ReadError::OffsetOutOfRange { offset, start, end });
+        }
+        if offset >= hw {
+            return Ok(ReadBatches::default());
+        }
+        let entries = match self.log.read(to_offset(offset), max_bytes.max(1)) {
+            Ok(e) => e,
+            // Retention moved the start between the check above and the read.
+            Err(LogError::OffsetOutOfRange { .. }) => {
+                return Err(ReadError::OffsetOutOfRange {
+                    offset,
+                    start: self.log_start_offset(),
+                    end: self.log_end_offset(),
+                })
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let visible: Vec<&Entry> = entries
+            .iter()
+            .take_while(|e| from_offset(e.first_offset) < hw)
+            .collect();
+        let mut total = 0usize;
+        let mut taken = Vec::with_capacity(visible.len());
+        for e in visible {
+            let size = e.payload.len();
+            if total + size > max_bytes && !(taken.is_empty() && min_one) {
+                break;
+            }
+            total += size;
+            taken.push(e);
+        }
+        let records = match taken.as_slice() {
+            [] => Bytes::new(),
+            [one] => one.payload.clone(),
+            many => {
+                let mut out = BytesMut::with_capacity(total);
+                for e in many {
+                    out.extend_from_slice(&e.payload);
+                }
+                out.freeze()
+            }
+        };
+        Ok(ReadBatches {
+            records,
+            batch_count: taken.len(),
+        })
+    }
+
+    /// The first record (below the high watermark) whose timestamp is `>= target`.
+    pub fn offset_for_timestamp(&self, target: i64) -> Result<Option<RecordPosition>, ReadError> {
+        let hw = self.high_watermark();
+        let Some(entry) = self.log.find_by_timestamp(TimestampMs(target))? else {
+            return Ok(None);
+        };
+        if from_offset(entry.first_offset) >= hw {
+            return Ok(None);
+        }
+        Ok(batch::find_record(&entry.payload, |r| {
+            r.timestamp >= target
+        })?)
+    }
+
+    /// The first record holding the largest timestamp (ListOffsets -3, KIP-734).
+    pub fn max_timestamp_record(&self) -> Result<Option<RecordPosition>, ReadError> {
+        let hw = self.high_watermark();
+        let Some(entry) = self.log.find_max_timestamp()? else {
+            return Ok(None);
+        };
+        if from_offset(entry.first_offset) >= hw {
+            return Ok(None);
+        }
+        let max = entry.max_timestamp_ms.0;
+        Ok(batch::find_record(&entry.payload, |r| r.timestamp == max)?)
+    }
+
+    /// Makes every appended batch durable and visible (the `--flush-ms` flusher, shutdown).
+    pub fn flush(&self) -> Result<(), LogError> {
+        if self.log.has_unsynced() {
+            self.log.sync()?;
+        }
+        self.publish_high_watermark();
+        Ok(())
+    }
+
+    /// Deletes segments past `retention.ms` / `retention.bytes` (topics whose cleanup policy
+    /// deletes). Returns the number of segments deleted.
+    pub fn apply_retention(&self, now_ms: i64) -> Result<usize, LogError> {
+        if !self.retention_deletes {
+            return Ok(0);
+        }
+        let deleted = self
+            .log
+            .apply_retention(self.retention, TimestampMs(now_ms))?;
+        Ok(deleted.segments)
+    }
+}
+
+/// Rebuilds producer state from the batches of the log's last segments (at most
+/// [`PRODUCER_STATE_REPLAY_BYTES`]): producers silent for longer are forgotten, which Kafka's
+/// rules allow (an unknown producer may continue at any sequence).
+fn replay_producers(log: &Log, producers: &mut ProducerStates) -> Result<(), LogError> {
+    let segments = log.segments();
+    let mut from = log.next_offset();
+    let mut bytes = 0u64;
+    for s in segments.iter().rev() {
+        if bytes > 0 && bytes + s.size_bytes > PRODUCER_STATE_REPLAY_BYTES {
+            break;
+        }
+        bytes += s.size_bytes;
+        from = s.base_offset;
+    }
+    let end = log.next_offset();
+    let mut at = from.max(log.start_offset());
+    while at < end {
+        let entries = log.read(at, 4 << 20)?;
+        let Some(last) = entries.last() else { break };
+        at = last.next_offset();
+        for e in &entries {
+            if let Ok(h) = BatchHeader::parse(&e.payload) {
+                producers.record(&h, from_offset(e.first_offset), from_offset(e.last_offset));
+            }
+        }
+    }
+    Ok(())
+}

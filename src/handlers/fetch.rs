@@ -1,0 +1,378 @@
+//! Fetch (1), v4–v12: whole batches below the high watermark, `max_bytes` and per-partition
+//! limits, OFFSET_OUT_OF_RANGE, high watermark and log start offset, and the long poll.
+//!
+//! ```text
+//!  resolve partitions ─> loop:
+//!     watch every partition's high watermark (before reading, so no append slips by)
+//!     read all (one blocking task), budget = max_bytes, first batch always
+//!     enough bytes (min_bytes) / an error / max_wait over / shutdown ─> answer
+//!     else sleep until a watched high watermark moves or the deadline
+//! ```
+//!
+//! Fetch sessions (KIP-227) are not kept: a request to open one gets session id 0, which
+//! clients take as "keep sending full fetches"; an incremental fetch gets
+//! FETCH_SESSION_ID_NOT_FOUND, after which clients start over with a full one.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::Bytes;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
+use protocol::ErrorCode;
+use tokio::sync::watch;
+
+use super::RequestContext;
+use crate::data::{Partition, ReadBatches};
+use crate::errors::{to_kafka_error, BrokerError};
+
+/// Longest long poll honoured, whatever `max_wait_ms` asks.
+pub const MAX_WAIT: Duration = Duration::from_secs(30);
+/// Largest response, whatever `max_bytes` asks.
+pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+
+struct Wanted {
+    index: i32,
+    offset: i64,
+    partition_max_bytes: usize,
+    /// The partition, or the code the lookup failed with.
+    partition: Result<Arc<Partition>, ErrorCode>,
+}
+
+struct Outcome {
+    index: i32,
+    /// Batches read, high watermark, log start offset; or the error code.
+    result: Result<(ReadBatches, i64, i64), ErrorCode>,
+}
+
+/// Answers a fetch, waiting up to `max_wait_ms` for `min_bytes`.
+pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchResponse {
+    let v = ctx.version;
+    if v >= 7 && req.session_epoch > 0 {
+        let mut r = FetchResponse::default()
+            .with_error_code(ctx.error(ErrorCode::FetchSessionIdNotFound))
+            .with_session_id(0);
+        r.responses = Vec::new();
+        return r;
+    }
+    let read_committed = req.isolation_level == 1;
+    let max_bytes = usize::try_from(req.max_bytes)
+        .unwrap_or(0)
+        .min(MAX_RESPONSE_BYTES);
+    let min_bytes = usize::try_from(req.min_bytes).unwrap_or(0);
+    let max_wait = Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0)).min(MAX_WAIT);
+    let deadline = tokio::time::Instant::now() + max_wait;
+
+    let mut wanted = Vec::new();
+    let mut topic_order: Vec<(TopicName, usize)> = Vec::new();
+    for t in req.topics {
+        topic_order.push((t.topic.clone(), t.partitions.len()));
+        for p in t.partitions {
+            let partition = match ctx.broker.check_leader_epoch(p.current_leader_epoch) {
+                Ok(()) => ctx
+                    .broker
+                    .data
+                    .partition(&t.topic.0, p.partition)
+                    .await
+                    .map_err(BrokerError::from),
+                Err(e) => Err(e),
+            }
+            .map_err(|e| {
+                tracing::debug!(topic = %t.topic.0, partition = p.partition, error = %e,
+                    "fetch refused");
+                to_kafka_error(&e)
+            });
+            wanted.push(Wanted {
+                index: p.partition,
+                offset: p.fetch_offset,
+                partition_max_bytes: usize::try_from(p.partition_max_bytes).unwrap_or(0),
+                partition,
+            });
+        }
+    }
+    let wanted = Arc::new(wanted);
+    let mut shutdown = ctx.broker.shutdown.clone();
+
+    let outcomes = loop {
+        let mut watchers: Vec<watch::Receiver<i64>> = wanted
+            .iter()
+            .filter_map(|w| w.partition.as_ref().ok().map(|p| p.watch_high_watermark()))
+            .collect();
+        for w in &mut watchers {
+            w.borrow_and_update();
+        }
+        let outcomes = read_all(Arc::clone(&wanted), max_bytes).await;
+        let bytes: usize = outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().ok())
+            .map(|(r, _, _)| r.records.len())
+            .sum();
+        let any_error = outcomes.iter().any(|o| o.result.is_err());
+        if bytes >= min_bytes
+            || any_error
+            || watchers.is_empty()
+            || tokio::time::Instant::now() >= deadline
+            || *shutdown.borrow()
+        {
+            break outcomes;
+        }
+        tokio::select! {
+            _ = any_changed(&mut watchers) => {}
+            _ = tokio::time::sleep_until(deadline) => {}
+            _ = shutdown.changed() => {}
+        }
+    };
+
+    let mut outcomes = outcomes.into_iter();
+    let mut responses = Vec::with_capacity(topic_order.len());
+    for (topic, count) in topic_order {
+        let partitions = outcomes
+            .by_ref()
+            .take(count)
+            .map(|o| partition_data(ctx, o, read_committed))
+            .collect();
+        responses.push(
+            FetchableTopicResponse::default()
+                .with_topic(topic)
+                .with_partitions(partitions),
+        );
+    }
+    let mut resp = FetchResponse::default().with_responses(responses);
+    if v >= 7 {
+        resp = resp.with_error_code(0).with_session_id(0);
+    }
+    resp
+}
+
+/// Reads every partition in one blocking task, sharing the response budget.
+async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
+    let joined = tokio::task::spawn_blocking(move || {
+        let mut budget = max_bytes;
+        let mut any_data = false;
+        wanted
+            .iter()
+            .map(|w| {
+                let result = match &w.partition {
+                    Err(code) => Err(*code),
+                    Ok(p) => {
+                        let limit = w.partition_max_bytes.min(budget);
+                        // Kafka returns the first batch of the first non-empty partition even
+                        // when it exceeds the limits, so a consumer always progresses.
+                        let read = if limit == 0 && any_data {
+                            Ok(ReadBatches::default())
+                        } else {
+                            p.read(w.offset, limit, !any_data)
+                        };
+                        read.map(|r| {
+                            budget = budget.saturating_sub(r.records.len());
+                            any_data |= !r.records.is_empty();
+                            (r, p.high_watermark(), p.log_start_offset())
+                        })
+                        .map_err(|e| to_kafka_error(&BrokerError::from(e)))
+                    }
+                };
+                Outcome {
+                    index: w.index,
+                    result,
+                }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await;
+    joined.unwrap_or_default()
+}
+
+fn partition_data(ctx: &RequestContext, o: Outcome, read_committed: bool) -> PartitionData {
+    let v = ctx.version;
+    let mut d = PartitionData::default().with_partition_index(o.index);
+    match o.result {
+        Ok((read, hw, log_start)) => {
+            d = d
+                .with_error_code(0)
+                .with_high_watermark(hw)
+                .with_last_stable_offset(hw)
+                .with_records(Some(read.records));
+            if v >= 5 {
+                d = d.with_log_start_offset(log_start);
+            }
+        }
+        Err(code) => {
+            d = d
+                .with_error_code(ctx.error(code))
+                .with_high_watermark(-1)
+                .with_last_stable_offset(-1)
+                .with_records(Some(Bytes::new()));
+            if v >= 5 {
+                d = d.with_log_start_offset(-1);
+            }
+        }
+    }
+    d = d.with_aborted_transactions(read_committed.then(Vec::new));
+    if v >= 11 {
+        d = d.with_preferred_read_replica(BrokerId(-1));
+    }
+    d
+}
+
+/// Resolves when any of `watchers` sees a new value (or its sender is gone).
+async fn any_changed(watchers: &mut [watch::Receiver<i64>]) {
+    let mut futures: Vec<Pin<Box<dyn Future<Output = ()> + Send + '_>>> = watchers
+        .iter_mut()
+        .map(|w| -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
+            Box::pin(async move {
+                let _ = w.changed().await;
+            })
+        })
+        .collect();
+    std::future::poll_fn(|cx| {
+        for f in futures.iter_mut() {
+            if f.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
+    use crate::topics::NewTopic;
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{ApiKey, ResponseKind};
+    use kafka_protocol::protocol::StrBytes;
+
+    fn request(topics: &[(&str, i32, i64)], max_bytes: i32, partition_max: i32) -> FetchRequest {
+        FetchRequest::default()
+            .with_max_wait_ms(0)
+            .with_min_bytes(0)
+            .with_max_bytes(max_bytes)
+            .with_session_epoch(-1)
+            .with_topics(
+                topics
+                    .iter()
+                    .map(|(t, p, o)| {
+                        FetchTopic::default()
+                            .with_topic(TopicName(StrBytes::from_string(t.to_string())))
+                            .with_partitions(vec![FetchPartition::default()
+                                .with_partition(*p)
+                                .with_fetch_offset(*o)
+                                .with_partition_max_bytes(partition_max)])
+                    })
+                    .collect(),
+            )
+    }
+
+    async fn setup() -> (tempfile::TempDir, Arc<crate::broker::Broker>) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = broker(dir.path(), &[]);
+        for name in ["a", "b"] {
+            let new = NewTopic {
+                name: name.into(),
+                num_partitions: 1,
+                replication_factor: 1,
+                ..NewTopic::default()
+            };
+            b.create_topic(&new, false).await.unwrap();
+            let p = b.data.partition(name, 0).await.unwrap();
+            for _ in 0..3 {
+                let records = plain_batch(4);
+                let header = protocol::batch::validate_produced(&records).unwrap();
+                p.append(bytes::BytesMut::from(&records[..]), header, 0)
+                    .unwrap();
+            }
+        }
+        (dir, b)
+    }
+
+    #[tokio::test]
+    async fn every_version_answers_and_encodes() {
+        let (_dir, b) = setup().await;
+        for v in 4..=12 {
+            let c = ctx(&b, ApiKey::Fetch, v);
+            let resp = handle(
+                &c,
+                request(&[("a", 0, 0), ("zz", 0, 0), ("a", 0, 99)], 1 << 20, 1 << 20),
+            )
+            .await;
+            let codes: Vec<i16> = resp
+                .responses
+                .iter()
+                .map(|t| t.partitions[0].error_code)
+                .collect();
+            assert_eq!(codes, vec![0, 3, 1], "v{v}");
+            let a = &resp.responses[0].partitions[0];
+            assert_eq!(a.high_watermark, 12, "v{v}");
+            assert_eq!(
+                a.records.as_ref().unwrap().len(),
+                3 * plain_batch(4).len(),
+                "v{v}"
+            );
+            assert_encodes(&c, &ResponseKind::Fetch(resp));
+        }
+    }
+
+    #[tokio::test]
+    async fn limits_are_kafkas_first_batch_always_then_budget() {
+        let (_dir, b) = setup().await;
+        let batch = plain_batch(4).len();
+        let c = ctx(&b, ApiKey::Fetch, 12);
+        // A partition limit below one batch still returns one batch (the first partition).
+        let resp = handle(&c, request(&[("a", 0, 0), ("b", 0, 0)], 1 << 20, 1)).await;
+        let sizes: Vec<usize> = resp
+            .responses
+            .iter()
+            .map(|t| t.partitions[0].records.as_ref().unwrap().len())
+            .collect();
+        assert_eq!(sizes, vec![batch, 0]);
+        // The response budget spans partitions.
+        let resp = handle(
+            &c,
+            request(&[("a", 0, 0), ("b", 0, 0)], (batch * 2) as i32, 1 << 20),
+        )
+        .await;
+        let sizes: Vec<usize> = resp
+            .responses
+            .iter()
+            .map(|t| t.partitions[0].records.as_ref().unwrap().len())
+            .collect();
+        assert_eq!(sizes, vec![2 * batch, 0]);
+        // A fetch from inside a batch returns that whole batch.
+        let resp = handle(&c, request(&[("a", 0, 5)], 1 << 20, 1 << 20)).await;
+        assert_eq!(
+            resp.responses[0].partitions[0]
+                .records
+                .as_ref()
+                .unwrap()
+                .len(),
+            2 * batch
+        );
+    }
+
+    #[tokio::test]
+    async fn incremental_sessions_are_not_kept() {
+        let (_dir, b) = setup().await;
+        let c = ctx(&b, ApiKey::Fetch, 7);
+        let resp = handle(
+            &c,
+            request(&[("a", 0, 0)], 1 << 20, 1 << 20).with_session_epoch(3),
+        )
+        .await;
+        assert_eq!(resp.error_code, 70, "FETCH_SESSION_ID_NOT_FOUND");
+        let resp = handle(
+            &c,
+            request(&[("a", 0, 0)], 1 << 20, 1 << 20).with_session_epoch(0),
+        )
+        .await;
+        assert_eq!(
+            (resp.error_code, resp.session_id),
+            (0, 0),
+            "no session is created"
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! ListOffsets (2), v1–v7: earliest (-2), latest (-1), max timestamp (-3, v7) and by
+//! timestamp through the time index, answering the *record's* offset inside a batch (the
+//! batch is looked into, decompressed if needed).
+
+use std::collections::HashMap;
+
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
+use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
+
+use super::RequestContext;
+use crate::data::partition::LEADER_EPOCH;
+use crate::errors::{to_kafka_error, BrokerError};
+
+/// Kafka's special timestamps.
+const EARLIEST: i64 = -2;
+const LATEST: i64 = -1;
+const MAX_TIMESTAMP: i64 = -3;
+
+/// Answers each partition with the offset (and timestamp) asked for.
+pub async fn handle(ctx: &RequestContext, req: ListOffsetsRequest) -> ListOffsetsResponse {
+    let mut seen: HashMap<(String, i32), usize> = HashMap::new();
+    for t in &req.topics {
+        for p in &t.partitions {
+            *seen
+                .entry((t.name.0.to_string(), p.partition_index))
+                .or_default() += 1;
+        }
+    }
+    let mut topics = Vec::with_capacity(req.topics.len());
+    for t in req.topics {
+        let mut partitions = Vec::with_capacity(t.partitions.len());
+        for p in t.partitions {
+            let key = (t.name.0.to_string(), p.partition_index);
+            let result = if seen.get(&key).copied().unwrap_or(0) > 1 {
+                Err(BrokerError::InvalidRequest(format!(
+                    "partition {}-{} appears more than once",
+                    key.0, key.1
+                )))
+            } else {
+                lookup(ctx, &key.0, key.1, p.current_leader_epoch, p.timestamp).await
+            };
+            let mut r = ListOffsetsPartitionResponse::default().with_partition_index(key.1);
+            match result {
+                Ok((offset, timestamp)) => {
+                    r = r.with_offset(offset).with_timestamp(timestamp);
+                    if ctx.version >= 4 {
+                        r = r.with_leader_epoch(if offset >= 0 { LEADER_EPOCH } else { -1 });
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(topic = %key.0, partition = key.1, error = %e,
+                        "list offsets refused");
+                    r = r
+                        .with_error_code(ctx.error(to_kafka_error(&e)))
+                        .with_offset(-1)
+                        .with_timestamp(-1);
+                    if ctx.version >= 4 {
+                        r = r.with_leader_epoch(-1);
+                    }
+                }
+            }
+            partitions.push(r);
+        }
+        topics.push(
+            ListOffsetsTopicResponse::default()
+                .with_name(t.name)
+                .with_partitions(partitions),
+        );
+    }
+    ListOffsetsResponse::default().with_topics(topics)
+}
+
+/// `(offset, timestamp)`; `(-1, -1)` when no record qualifies.
+async fn lookup(
+    ctx: &RequestContext,
+    topic: &str,
+    index: i32,
+    leader_epoch: i32,
+    timestamp: i64,
+) -> Result<(i64, i64), BrokerError> {
+    ctx.broker.check_leader_epoch(leader_epoch)?;
+    if timestamp == MAX_TIMESTAMP && ctx.version < 7 {
+        return Err(BrokerError::Unsupported(
+            "max timestamp lookups need ListOffsets v7".into(),
+        ));
+    }
+    let partition = ctx.broker.data.partition(topic, index).await?;
+    match timestamp {
+        EARLIEST => Ok((partition.log_start_offset(), -1)),
+        LATEST => Ok((partition.high_watermark(), -1)),
+        _ => {
+            let found = tokio::task::spawn_blocking(move || {
+                if timestamp == MAX_TIMESTAMP {
+                    partition.max_timestamp_record()
+                } else {
+                    partition.offset_for_timestamp(timestamp)
+                }
+            })
+            .await
+            .map_err(|e| {
+                BrokerError::Log(compaction::LogError::Io {
+                    op: "list offsets task",
+                    path: Default::default(),
+                    source: std::io::Error::other(e.to_string()),
+                })
+            })??;
+            Ok(found.map_or((-1, -1), |r| (r.offset, r.timestamp)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
+    use crate::topics::NewTopic;
+    use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
+    use kafka_protocol::messages::{ApiKey, ResponseKind, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+
+    fn request(parts: &[(i32, i64)]) -> ListOffsetsRequest {
+        ListOffsetsRequest::default().with_topics(vec![ListOffsetsTopic::default()
+            .with_name(TopicName(StrBytes::from_static_str("t")))
+            .with_partitions(
+                parts
+                    .iter()
+                    .map(|(p, ts)| {
+                        ListOffsetsPartition::default()
+                            .with_partition_index(*p)
+                            .with_timestamp(*ts)
+                    })
+                    .collect(),
+            )])
+    }
+
+    #[tokio::test]
+    async fn every_version_answers_and_encodes() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = broker(dir.path(), &[]);
+        let new = NewTopic {
+            name: "t".into(),
+            num_partitions: 2,
+            replication_factor: 1,
+            ..NewTopic::default()
+        };
+        b.create_topic(&new, false).await.unwrap();
+        let p = b.data.partition("t", 0).await.unwrap();
+        for _ in 0..2 {
+            // Timestamps 1000..1003 in each batch.
+            let records = plain_batch(4);
+            let header = protocol::batch::validate_produced(&records).unwrap();
+            p.append(bytes::BytesMut::from(&records[..]), header, 0)
+                .unwrap();
+        }
+        for v in 1..=7 {
+            let c = ctx(&b, ApiKey::ListOffsets, v);
+            let mut got = Vec::new();
+            for (p, ts) in [(0, -2), (0, -1), (0, 1002), (0, 5000), (1, -1), (9, -1)] {
+                let resp = handle(&c, request(&[(p, ts)])).await;
+                let r = &resp.topics[0].partitions[0];
+                got.push((r.error_code, r.offset, r.timestamp));
+                assert_encodes(&c, &ResponseKind::ListOffsets(resp));
+            }
+            assert_eq!(
+                got,
+                vec![
+                    (0, 0, -1),
+                    (0, 8, -1),
+                    (0, 2, 1002),
+                    (0, -1, -1),
+                    (0, 0, -1),
+                    (3, -1, -1)
+                ],
+                "v{v}"
+            );
+        }
+        let c = ctx(&b, ApiKey::ListOffsets, 7);
+        let resp = handle(&c, request(&[(0, -3), (1, -3)])).await;
+        let got: Vec<(i16, i64, i64)> = resp.topics[0]
+            .partitions
+            .iter()
+            .map(|p| (p.error_code, p.offset, p.timestamp))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0, 3, 1003), (0, -1, -1)],
+            "the first record with the max"
+        );
+        let dup = handle(&c, request(&[(0, -1), (0, -2)])).await;
+        assert!(dup.topics[0].partitions.iter().all(|p| p.error_code == 42));
+    }
+}
