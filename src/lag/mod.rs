@@ -4,6 +4,7 @@
 //!
 //! Everything here is clock-free: time comes in as `now_ms` arguments.
 
+pub mod prometheus;
 pub mod status;
 pub mod tracker;
 
