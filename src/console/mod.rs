@@ -3,8 +3,8 @@
 //! group's total lag over the last hour as inline SVG; the script polls the JSON rendering of
 //! the same snapshot and redraws the table and charts in place.
 //!
-//! The server mounts two routes: `render_console` at `/console` and `render_json` at
-//! `CONSOLE_JSON_PATH`.
+//! The server mounts two routes (see `respond`): `render_console` at `CONSOLE_PATH` and
+//! `render_json` at `CONSOLE_JSON_PATH`.
 
 use crate::lag::{GroupSnapshot, LagPoint, Snapshot};
 
@@ -17,6 +17,19 @@ pub const CHART_SPAN_MS: u64 = 3_600_000;
 
 const CHART_WIDTH: f64 = 600.0;
 const CHART_HEIGHT: f64 = 120.0;
+
+/// Where the page itself is served.
+pub const CONSOLE_PATH: &str = "/console";
+
+/// The console's routes: `(content type, body)` for `CONSOLE_PATH` and `CONSOLE_JSON_PATH`,
+/// `None` for any other path. Mounting the console is one match arm in the HTTP server.
+pub fn respond(path: &str, snapshot: &Snapshot) -> Option<(&'static str, String)> {
+    match path {
+        CONSOLE_PATH => Some(("text/html; charset=utf-8", render_console(snapshot))),
+        CONSOLE_JSON_PATH => Some(("application/json", render_json(snapshot))),
+        _ => None,
+    }
+}
 
 /// The snapshot as JSON (the page's data feed; also handy for scripts).
 pub fn render_json(snapshot: &Snapshot) -> String {

@@ -27,6 +27,18 @@ fn page_lists_groups_with_state_members_lag_and_status() {
 }
 
 #[test]
+fn routes() {
+    let snap = snapshot_with(&[("orders", 1)]);
+    let (kind, body) = respond("/console", &snap).unwrap();
+    assert_eq!(kind, "text/html; charset=utf-8");
+    assert!(body.contains("orders"));
+    let (kind, body) = respond("/console.json", &snap).unwrap();
+    assert_eq!(kind, "application/json");
+    assert!(body.starts_with('{'));
+    assert!(respond("/metrics", &snap).is_none());
+}
+
+#[test]
 fn names_are_escaped() {
     let page = render_console(&snapshot_with(&[("<script>alert('x')</script>", 1)]));
     assert!(!page.contains("<script>alert"));

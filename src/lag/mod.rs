@@ -1,13 +1,16 @@
 //! Lag, everywhere an operator looks: the arithmetic (`offset_lag`, Kafka's rules), the lag
 //! status evaluator in the manner of LinkedIn's Burrow (`status`), and the `LagTracker` the
-//! server feeds with commits and log-end offsets and renders from (`tracker`).
+//! server feeds with commits and log-end offsets and renders from (`tracker`), its `/metrics`
+//! families (`prometheus`), and the task that samples it on the server's clock (`sampler`).
 //!
-//! Everything here is clock-free: time comes in as `now_ms` arguments.
+//! Everything but `sampler` is clock-free: time comes in as `now_ms` arguments.
 
 pub mod prometheus;
+pub mod sampler;
 pub mod status;
 pub mod tracker;
 
+pub use sampler::{run_sampler, wall_clock_ms, SharedLagTracker};
 pub use status::{evaluate, LagStatus, Observation};
 pub use tracker::{
     GroupSnapshot, LagPoint, LagTracker, LagTrackerConfig, PartitionSnapshot, Snapshot,
