@@ -329,8 +329,9 @@ impl GroupRequest for DescribeGroupsCall {
             .map(|g| {
                 let id = g.group_id.0.to_string();
                 if g.error_code != NONE {
-                    let message = g.error_message.map(|m| m.to_string());
-                    return (id, classify_group_error(g.error_code, message));
+                    // Kafka's Admin raises the code's default exception here, ignoring the
+                    // broker's v6 error message.
+                    return (id, classify_group_error(g.error_code, None));
                 }
                 let protocol_type = g.protocol_type.to_string();
                 if !protocol_type.is_empty() && protocol_type != CONSUMER_PROTOCOL_TYPE {
