@@ -90,7 +90,7 @@ impl Default for Tuning {
             snapshot_every_bytes: 64 * 1024 * 1024,
             batch_commands_max: 4096,
             batch_bytes_max: 1024 * 1024,
-            batches_in_flight_max: 4,
+            batches_in_flight_max: 2,
             request_timeout: Duration::from_secs(5),
         }
     }
@@ -435,6 +435,11 @@ impl<A: Application> MetaNode<A> {
     /// Cuts this node off from its peers (both directions) or reconnects it; for partition tests.
     pub fn set_transport_paused(&self, paused: bool) {
         self.transport_paused.store(paused, Ordering::Relaxed);
+    }
+
+    /// Durability syncs the log store ran since start.
+    pub fn log_sync_count(&self) -> u64 {
+        self.log.sync_count()
     }
 
     /// Bytes the log store occupies on disk.

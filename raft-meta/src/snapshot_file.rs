@@ -236,7 +236,9 @@ impl SnapshotDir {
     }
 
     /// Keeps the `keep` newest snapshots, deletes the rest, and returns the position of the oldest
-    /// kept one: the log may be purged up to (excluding) it and a fallback still replays.
+    /// kept one once `keep` exist: the log may be purged up to (excluding) it and a fallback to it
+    /// still replays. With fewer, nothing may be purged (a lone corrupt snapshot falls back to an
+    /// empty state plus the whole log).
     pub fn retain(&self, keep: usize) -> Result<Option<u64>, SnapshotFileError> {
         let files = self.list()?;
         for old in files.iter().skip(keep) {
@@ -244,6 +246,9 @@ impl SnapshotDir {
         }
         if files.len() > keep {
             sync_dir(&self.dir)?;
+        }
+        if files.len() < keep {
+            return Ok(None);
         }
         Ok(files.iter().take(keep).next_back().map(|f| f.position))
     }
@@ -349,6 +354,14 @@ mod tests {
             dir.write(&m, &records(1)).unwrap();
         }
         assert_eq!(dir.retain(2).unwrap(), Some(10));
+        let lone = tempfile::tempdir().unwrap();
+        let lone_dir = SnapshotDir::open(lone.path()).unwrap();
+        lone_dir.write(&meta(3), &records(1)).unwrap();
+        assert_eq!(
+            lone_dir.retain(2).unwrap(),
+            None,
+            "one snapshot: nothing to fall back to"
+        );
         let positions: Vec<u64> = dir.list().unwrap().iter().map(|f| f.position).collect();
         assert_eq!(positions, vec![15, 10]);
     }

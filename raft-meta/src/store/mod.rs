@@ -76,6 +76,15 @@ impl LogStore {
         }
     }
 
+    /// Durability syncs run since open: sled flushes, or the segment log's group-committed
+    /// fdatasyncs (appends per sync is the batching ratio).
+    pub fn sync_count(&self) -> u64 {
+        match self {
+            LogStore::Sled(s) => s.sync_count(),
+            LogStore::Segments(s) => s.sync_count(),
+        }
+    }
+
     /// Bytes the store occupies on disk.
     pub fn size_on_disk(&self) -> u64 {
         match self {

@@ -8,6 +8,8 @@ use std::sync::Arc;
 pub struct StoreProbe {
     /// committed index + 1, with 0 meaning "nothing committed yet"; one atomic, no lock.
     committed_plus_one: Arc<AtomicU64>,
+    /// Durability syncs the store ran (sled flushes; the segment store counts its log's own).
+    syncs: Arc<AtomicU64>,
 }
 
 impl StoreProbe {
@@ -15,6 +17,14 @@ impl StoreProbe {
         let raw = index.map_or(0, |i| i.saturating_add(1));
         self.committed_plus_one.store(raw, Ordering::Release);
         metrics::gauge!(crate::metrics::COMMIT_INDEX).set(index.unwrap_or(0) as f64);
+    }
+
+    pub fn count_sync(&self) {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
     }
 
     pub fn committed(&self) -> Option<u64> {

@@ -32,8 +32,12 @@ use crate::store::sled_store::last_of;
 use crate::types::{Entry, LogId, StorageError, TypeConfig, Vote};
 
 const STATE_FILE: &str = "raft-state";
-/// Purge granularity: the log behind a snapshot goes away a segment at a time.
-const SEGMENT_BYTES: u64 = 32 * 1024 * 1024;
+/// Purge granularity: the log behind a snapshot goes away a segment at a time, so the disk holds
+/// up to one segment more than the live log.
+const SEGMENT_BYTES: u64 = 8 * 1024 * 1024;
+/// The committed mark is written at most this often (it costs an atomic file replace); a
+/// stale mark only means a restarted node waits for the leader before applying its tail.
+const COMMITTED_WRITE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
 /// Longest run of missing indexes an append may skip (filled with hole markers). openraft itself
 /// always appends contiguously; its conformance suite writes sparse logs.
 const HOLE_ENTRIES_MAX: u64 = 64 * 1024;
@@ -82,6 +86,8 @@ struct Inner {
     state: Mutex<RaftStateFile>,
     /// The last entry's id, so `get_log_state` needs no read.
     last: Mutex<Option<LogId>>,
+    /// When the state file was last written.
+    state_written: Mutex<Instant>,
 }
 
 /// The segmented-log store; clones share the log, so a clone is the log reader.
@@ -123,6 +129,7 @@ impl Inner {
         let started = Instant::now();
         compaction::write_file_atomically(&self.dir, STATE_FILE, &raw)?;
         m::record_fsync(started.elapsed());
+        *self.state_written.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         Ok(())
     }
 
@@ -218,6 +225,7 @@ impl SegmentLogStore {
             log,
             state: Mutex::new(state),
             last: Mutex::new(None),
+            state_written: Mutex::new(Instant::now()),
         };
         let last = inner.last_entry()?;
         let purged = inner.lock_state().last_purged;
@@ -319,10 +327,25 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
-        // Kept in memory and written with the next vote or purge: an older committed mark on
-        // disk only means replaying a little less at restart, never losing an entry.
+        // Written with the next vote or purge, or on its own at most every 200 ms: an older
+        // committed mark on disk only means replaying a little less at restart.
         self.inner.lock_state().committed = committed;
         self.probe.set_committed(committed.map(|c| c.index));
+        let due = self
+            .inner
+            .state_written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .elapsed()
+            >= COMMITTED_WRITE_INTERVAL;
+        if due {
+            self.blocking(|inner| {
+                let state = inner.lock_state().clone();
+                inner.write_state(&state)
+            })
+            .await
+            .map_err(errors::write_any)?;
+        }
         Ok(())
     }
 
