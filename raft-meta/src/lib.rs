@@ -15,6 +15,7 @@
 
 pub mod app;
 mod batcher;
+pub mod cohort_app;
 mod control;
 pub mod error;
 pub mod kv;

@@ -1,0 +1,384 @@
+//! Cohort's replicated application: the group coordinator and the broker's topic metadata in
+//! one Raft state machine.
+//!
+//! ```text
+//!  binary ─ Envelope { origin, body } ─► MetaNode::write ─► Raft log ─► every replica:
+//!     CohortApp::apply(index, bytes)
+//!        ├─ body Group(cmd)      ─► CoordinatorState::apply ─► Outcome
+//!        ├─ body CreateTopics    ─► TopicTable::create (per topic)
+//!        ├─ body DeleteTopics    ─► TopicTable::delete + coordinator TopicsDeleted
+//!        ├─ InitCluster / AllocateProducerIds ─► ClusterMeta
+//!        ├─ returns AppReply bytes to the writer (raft)
+//!        └─ pushes Effect { origin, outcome } to the sink, in log order
+//!                └─► the node's coordinator runtime (acts on it only while it leads)
+//! ```
+//!
+//! Why effects go through a sink and not only through the write's reply: a JoinGroup's reply
+//! can be "parked" and completed by a *later* command's member replies. If the writer learned
+//! of its parking from the write's return value, a member reply applied just after could reach
+//! the runtime first. One consumer reading effects in apply order makes that impossible.
+//!
+//! Snapshot records carry a namespace byte before their key: [`NS_GROUP`] + the coordinator's
+//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`].
+
+pub mod topics;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use coordinator::{CoordinatorState, Outcome, TimestampMs, TopicName, WriteCommand};
+use serde::{Deserialize, Serialize};
+
+use crate::app::{Application, Record, RestoreError};
+use crate::types::{LogIndex, NodeId};
+pub use topics::{ClusterMeta, TopicChangeError, TopicLimits, TopicMeta, TopicTable};
+
+/// Namespace byte of coordinator records in snapshots.
+pub const NS_GROUP: u8 = 1;
+/// Namespace byte of topic records in snapshots.
+pub const NS_TOPIC: u8 = 2;
+/// Namespace byte of the cluster record in snapshots.
+pub const NS_CLUSTER: u8 = 3;
+
+/// Version byte in front of every encoded command, reply and non-coordinator record value.
+const FORMAT_VERSION: u8 = 1;
+/// Most producer ids one command may reserve.
+pub const PRODUCER_ID_BLOCK_MAX: u32 = 1_000_000;
+
+/// Names the request a command came from, so the node that submitted it can find the waiting
+/// responder when the command is applied. `incarnation` is drawn at process start: a restarted
+/// node replaying its log never mistakes an old command for one of its new requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RequestToken {
+    pub node: NodeId,
+    pub incarnation: u64,
+    pub seq: u64,
+}
+
+/// What one replicated command carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// `None` for commands no client waits on (timers, expiry).
+    pub origin: Option<RequestToken>,
+    pub body: Body,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Body {
+    Group(WriteCommand),
+    /// Topics fully planned by the leader (id, placement, configs); each is created unless its
+    /// name is taken or a limit is reached.
+    CreateTopics {
+        topics: Vec<TopicMeta>,
+    },
+    /// Topics removed by name; the coordinator drops their offsets (`TopicsDeleted`).
+    DeleteTopics {
+        names: Vec<String>,
+        now_ms: TimestampMs,
+    },
+    /// Sets the cluster id if none is set yet (the first leader proposes one).
+    InitCluster {
+        cluster_id: String,
+    },
+    /// Reserves `count` producer ids.
+    AllocateProducerIds {
+        count: u32,
+    },
+}
+
+impl Envelope {
+    pub fn encode(&self) -> Bytes {
+        encode_versioned(self)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        decode_versioned(bytes)
+    }
+}
+
+/// What `apply` answers the writer (through Raft's reply).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum AppReply {
+    /// A group command: its outcome went to the effect sink.
+    Group,
+    CreateTopics(Vec<Result<TopicMeta, TopicChangeError>>),
+    DeleteTopics(Vec<Result<TopicMeta, TopicChangeError>>),
+    /// The cluster id in force after the command (the first one proposed wins).
+    ClusterId(String),
+    /// The first of the reserved producer ids.
+    ProducerIds {
+        first: i64,
+    },
+    /// The command could not be decoded or was out of bounds; nothing changed.
+    Rejected(String),
+}
+
+impl AppReply {
+    pub fn encode(&self) -> Bytes {
+        encode_versioned(self)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
+        decode_versioned(bytes)
+    }
+}
+
+/// What applying a command means for the node's runtime, pushed in log order.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// A group command's outcome (also the coordinator side of a topic deletion).
+    Group {
+        origin: Option<RequestToken>,
+        index: LogIndex,
+        outcome: Outcome,
+    },
+    /// Topics appeared or disappeared: nodes create or remove the partition logs they own.
+    TopicsChanged {
+        created: Vec<Arc<TopicMeta>>,
+        deleted: Vec<Arc<TopicMeta>>,
+    },
+    /// The whole state was replaced by a snapshot: whatever was derived from it is stale.
+    Restored,
+}
+
+/// Where effects go; the binary's runtime supplies it. It must not block (it runs inside the
+/// state machine's apply).
+pub type EffectSink = Arc<dyn Fn(Effect) + Send + Sync>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    #[error("empty buffer")]
+    Empty,
+    #[error("unknown format version {0}")]
+    Version(u8),
+    #[error("malformed: {0}")]
+    Malformed(#[from] postcard::Error),
+}
+
+fn encode_versioned<T: Serialize>(value: &T) -> Bytes {
+    let mut out = vec![FORMAT_VERSION];
+    // postcard only fails on writer errors, and a Vec writer has none; an empty tail would
+    // be answered as malformed by the decoder rather than misread.
+    if let Ok(body) = postcard::to_stdvec(value) {
+        out.extend_from_slice(&body);
+    }
+    Bytes::from(out)
+}
+
+fn decode_versioned<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, CodecError> {
+    let (&version, body) = bytes.split_first().ok_or(CodecError::Empty)?;
+    if version != FORMAT_VERSION {
+        return Err(CodecError::Version(version));
+    }
+    Ok(postcard::from_bytes(body)?)
+}
+
+/// The application: coordinator state, topic table, cluster meta.
+pub struct CohortApp {
+    coordinator: CoordinatorState,
+    topics: TopicTable,
+    cluster: ClusterMeta,
+    sink: Option<EffectSink>,
+}
+
+impl CohortApp {
+    pub fn new(config: coordinator::Config, limits: TopicLimits, sink: Option<EffectSink>) -> Self {
+        Self {
+            coordinator: CoordinatorState::new(config),
+            topics: TopicTable::new(limits),
+            cluster: ClusterMeta::default(),
+            sink,
+        }
+    }
+
+    pub fn coordinator(&self) -> &CoordinatorState {
+        &self.coordinator
+    }
+
+    pub fn topics(&self) -> &TopicTable {
+        &self.topics
+    }
+
+    pub fn cluster(&self) -> &ClusterMeta {
+        &self.cluster
+    }
+
+    fn emit(&self, effect: Effect) {
+        if let Some(sink) = &self.sink {
+            sink(effect);
+        }
+    }
+
+    fn apply_body(
+        &mut self,
+        index: LogIndex,
+        origin: Option<RequestToken>,
+        body: Body,
+    ) -> AppReply {
+        match body {
+            Body::Group(command) => {
+                let outcome = self.coordinator.apply(&command);
+                self.emit(Effect::Group {
+                    origin,
+                    index,
+                    outcome,
+                });
+                AppReply::Group
+            }
+            Body::CreateTopics { topics } => {
+                let mut created = Vec::new();
+                let results = topics
+                    .into_iter()
+                    .map(|t| {
+                        self.topics.create(t).map(|t| {
+                            created.push(t.clone());
+                            (*t).clone()
+                        })
+                    })
+                    .collect();
+                if !created.is_empty() {
+                    self.emit(Effect::TopicsChanged {
+                        created,
+                        deleted: Vec::new(),
+                    });
+                }
+                AppReply::CreateTopics(results)
+            }
+            Body::DeleteTopics { names, now_ms } => {
+                let mut deleted = Vec::new();
+                let results = names
+                    .iter()
+                    .map(|n| {
+                        self.topics.delete(n).map(|t| {
+                            deleted.push(t.clone());
+                            (*t).clone()
+                        })
+                    })
+                    .collect();
+                if !deleted.is_empty() {
+                    let outcome = self.coordinator.apply(&WriteCommand::TopicsDeleted {
+                        topics: deleted.iter().map(|t| TopicName::new(&*t.name)).collect(),
+                        now_ms,
+                    });
+                    self.emit(Effect::Group {
+                        origin: None,
+                        index,
+                        outcome,
+                    });
+                    self.emit(Effect::TopicsChanged {
+                        created: Vec::new(),
+                        deleted,
+                    });
+                }
+                AppReply::DeleteTopics(results)
+            }
+            Body::InitCluster { cluster_id } => {
+                let id = self.cluster.cluster_id.get_or_insert(cluster_id).clone();
+                AppReply::ClusterId(id)
+            }
+            Body::AllocateProducerIds { count } => {
+                if count == 0 || count > PRODUCER_ID_BLOCK_MAX {
+                    return AppReply::Rejected(format!(
+                        "producer id block of {count} outside 1..={PRODUCER_ID_BLOCK_MAX}"
+                    ));
+                }
+                let first = self.cluster.next_producer_id;
+                match first.checked_add(i64::from(count)) {
+                    Some(next) => {
+                        self.cluster.next_producer_id = next;
+                        AppReply::ProducerIds { first }
+                    }
+                    None => AppReply::Rejected("producer ids exhausted".to_owned()),
+                }
+            }
+        }
+    }
+}
+
+impl Application for CohortApp {
+    fn apply(&mut self, index: LogIndex, command: &[u8]) -> Bytes {
+        let reply = match Envelope::decode(command) {
+            Ok(Envelope { origin, body }) => self.apply_body(index, origin, body),
+            Err(e) => {
+                tracing::warn!(%index, error = %e, "undecodable command skipped");
+                AppReply::Rejected(format!("undecodable command: {e}"))
+            }
+        };
+        reply.encode()
+    }
+
+    fn snapshot_records(&self) -> Vec<Record> {
+        let mut out = Vec::with_capacity(
+            self.coordinator.offset_count()
+                + self.coordinator.group_count()
+                + self.topics.len()
+                + 1,
+        );
+        for record in self.coordinator.snapshot_records() {
+            out.push(Record {
+                key: prefixed(NS_GROUP, &record.encode_key()),
+                value: Bytes::from(record.encode_value()),
+            });
+        }
+        for topic in self.topics.iter() {
+            out.push(Record {
+                key: prefixed(NS_TOPIC, topic.name.as_bytes()),
+                value: encode_versioned(&**topic),
+            });
+        }
+        out.push(Record {
+            key: Bytes::from_static(&[NS_CLUSTER]),
+            value: encode_versioned(&self.cluster),
+        });
+        out
+    }
+
+    fn restore(&mut self, records: Vec<Record>) -> Result<(), RestoreError> {
+        let mut coordinator = CoordinatorState::new(self.coordinator.config().clone());
+        let mut topics = Vec::new();
+        let mut cluster = ClusterMeta::default();
+        for record in records {
+            let Some((&ns, key)) = record.key.split_first() else {
+                return Err(RestoreError(
+                    "a snapshot record has an empty key".to_owned(),
+                ));
+            };
+            match ns {
+                NS_GROUP => {
+                    let r = coordinator::Record::decode(key, &record.value)
+                        .map_err(|e| RestoreError(format!("group record: {e}")))?;
+                    coordinator.replay(&r);
+                }
+                NS_TOPIC => {
+                    let t: TopicMeta = decode_versioned(&record.value)
+                        .map_err(|e| RestoreError(format!("topic record: {e}")))?;
+                    topics.push(t);
+                }
+                NS_CLUSTER => {
+                    cluster = decode_versioned(&record.value)
+                        .map_err(|e| RestoreError(format!("cluster record: {e}")))?;
+                }
+                other => {
+                    return Err(RestoreError(format!(
+                        "snapshot record in unknown namespace {other}"
+                    )))
+                }
+            }
+        }
+        self.coordinator = coordinator;
+        self.topics.restore(topics);
+        self.cluster = cluster;
+        self.emit(Effect::Restored);
+        Ok(())
+    }
+}
+
+fn prefixed(ns: u8, key: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(key.len() + 1);
+    out.push(ns);
+    out.extend_from_slice(key);
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests;

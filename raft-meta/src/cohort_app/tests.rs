@@ -1,0 +1,233 @@
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use coordinator::{
+    ApiVersion, CommitOffsets, CommitPartition, CommitTopic, Generation, GroupId, LeaderEpoch,
+    MemberId, Offset, PartitionIndex, Reply,
+};
+
+use super::*;
+
+fn recording_app() -> (CohortApp, Arc<Mutex<Vec<Effect>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink_seen = seen.clone();
+    let sink: EffectSink = Arc::new(move |e| sink_seen.lock().unwrap().push(e));
+    let app = CohortApp::new(
+        coordinator::Config::default(),
+        TopicLimits::default(),
+        Some(sink),
+    );
+    (app, seen)
+}
+
+fn topic(name: &str, partitions: usize) -> TopicMeta {
+    TopicMeta {
+        name: name.to_owned(),
+        id: 42,
+        partitions: vec![vec![1]; partitions],
+        configs: BTreeMap::from([("cleanup.policy".to_owned(), "delete".to_owned())]),
+    }
+}
+
+fn commit(group: &str, topic: &str, partition: i32, offset: i64) -> WriteCommand {
+    WriteCommand::CommitOffsets(CommitOffsets {
+        api_version: ApiVersion(8),
+        now_ms: TimestampMs(1_000),
+        group_id: GroupId::new(group),
+        generation: Generation::NONE,
+        member_id: MemberId::default(),
+        group_instance_id: None,
+        retention_time_ms: -1,
+        topics: vec![CommitTopic {
+            name: TopicName::new(topic),
+            partitions: vec![CommitPartition {
+                partition: PartitionIndex(partition),
+                offset: Offset(offset),
+                leader_epoch: LeaderEpoch(-1),
+                metadata: None,
+                partition_known: true,
+            }],
+        }],
+    })
+}
+
+fn apply(app: &mut CohortApp, index: u64, origin: Option<RequestToken>, body: Body) -> AppReply {
+    let bytes = app.apply(LogIndex(index), &Envelope { origin, body }.encode());
+    AppReply::decode(&bytes).unwrap()
+}
+
+const TOKEN: RequestToken = RequestToken {
+    node: 1,
+    incarnation: 9,
+    seq: 3,
+};
+
+#[test]
+fn group_commands_reach_the_sink_with_their_origin() {
+    let (mut app, seen) = recording_app();
+    let reply = apply(
+        &mut app,
+        1,
+        Some(TOKEN),
+        Body::Group(commit("g", "t", 0, 5)),
+    );
+    assert_eq!(reply, AppReply::Group);
+    let effects = seen.lock().unwrap();
+    assert_eq!(effects.len(), 1);
+    match &effects[0] {
+        Effect::Group {
+            origin,
+            index,
+            outcome,
+        } => {
+            assert_eq!(*origin, Some(TOKEN));
+            assert_eq!(*index, LogIndex(1));
+            assert!(matches!(outcome.reply, Reply::Commit(_)));
+        }
+        other => panic!("unexpected effect {other:?}"),
+    }
+    let committed = app
+        .coordinator()
+        .committed_offset(&GroupId::new("g"), "t", PartitionIndex(0))
+        .unwrap();
+    assert_eq!(committed.offset, Offset(5));
+}
+
+#[test]
+fn topics_are_created_once_and_deleting_one_drops_its_offsets() {
+    let (mut app, seen) = recording_app();
+    let reply = apply(
+        &mut app,
+        1,
+        None,
+        Body::CreateTopics {
+            topics: vec![topic("t", 3), topic("t", 1)],
+        },
+    );
+    assert_eq!(
+        reply,
+        AppReply::CreateTopics(vec![
+            Ok(topic("t", 3)),
+            Err(TopicChangeError::Exists("t".into()))
+        ])
+    );
+    apply(&mut app, 2, None, Body::Group(commit("g", "t", 2, 7)));
+    let reply = apply(
+        &mut app,
+        3,
+        None,
+        Body::DeleteTopics {
+            names: vec!["t".into(), "nope".into()],
+            now_ms: TimestampMs(2_000),
+        },
+    );
+    assert_eq!(
+        reply,
+        AppReply::DeleteTopics(vec![
+            Ok(topic("t", 3)),
+            Err(TopicChangeError::Unknown("nope".into()))
+        ])
+    );
+    assert!(app.topics().get("t").is_none());
+    assert_eq!(app.coordinator().offset_count(), 0);
+    let effects = seen.lock().unwrap();
+    let kinds: Vec<&str> = effects
+        .iter()
+        .map(|e| match e {
+            Effect::Group { .. } => "group",
+            Effect::TopicsChanged { .. } => "topics",
+            Effect::Restored => "restored",
+        })
+        .collect();
+    assert_eq!(kinds, ["topics", "group", "group", "topics"]);
+}
+
+#[test]
+fn the_first_cluster_id_wins_and_producer_ids_never_repeat() {
+    let (mut app, _) = recording_app();
+    let a = apply(
+        &mut app,
+        1,
+        None,
+        Body::InitCluster {
+            cluster_id: "first".into(),
+        },
+    );
+    let b = apply(
+        &mut app,
+        2,
+        None,
+        Body::InitCluster {
+            cluster_id: "second".into(),
+        },
+    );
+    assert_eq!(a, AppReply::ClusterId("first".into()));
+    assert_eq!(b, AppReply::ClusterId("first".into()));
+    let p1 = apply(&mut app, 3, None, Body::AllocateProducerIds { count: 10 });
+    let p2 = apply(&mut app, 4, None, Body::AllocateProducerIds { count: 10 });
+    assert_eq!(p1, AppReply::ProducerIds { first: 0 });
+    assert_eq!(p2, AppReply::ProducerIds { first: 10 });
+    assert!(matches!(
+        apply(&mut app, 5, None, Body::AllocateProducerIds { count: 0 }),
+        AppReply::Rejected(_)
+    ));
+}
+
+#[test]
+fn garbage_is_rejected_without_changing_state() {
+    let (mut app, seen) = recording_app();
+    for bytes in [
+        &b""[..],
+        &[9, 1, 2][..],
+        &[FORMAT_VERSION, 0xff, 0xff, 0xff][..],
+    ] {
+        let reply = AppReply::decode(&app.apply(LogIndex(1), bytes)).unwrap();
+        assert!(matches!(reply, AppReply::Rejected(_)), "{bytes:?}");
+    }
+    assert!(seen.lock().unwrap().is_empty());
+    assert_eq!(app.coordinator().group_count(), 0);
+}
+
+#[test]
+fn a_snapshot_restores_groups_topics_and_cluster() {
+    let (mut app, _) = recording_app();
+    apply(
+        &mut app,
+        1,
+        None,
+        Body::CreateTopics {
+            topics: vec![topic("t", 2), topic("u", 1)],
+        },
+    );
+    apply(&mut app, 2, None, Body::Group(commit("g", "t", 1, 11)));
+    apply(&mut app, 3, None, Body::Group(commit("h", "u", 0, 12)));
+    apply(
+        &mut app,
+        4,
+        None,
+        Body::InitCluster {
+            cluster_id: "c".into(),
+        },
+    );
+    apply(&mut app, 5, None, Body::AllocateProducerIds { count: 5 });
+    let records = app.snapshot_records();
+
+    let (mut restored, seen) = recording_app();
+    restored.restore(records).unwrap();
+    assert!(restored.coordinator() == app.coordinator());
+    assert_eq!(
+        restored.topics().iter().collect::<Vec<_>>(),
+        app.topics().iter().collect::<Vec<_>>()
+    );
+    assert_eq!(restored.cluster(), app.cluster());
+    assert!(matches!(
+        seen.lock().unwrap().as_slice(),
+        [Effect::Restored]
+    ));
+
+    let bad = vec![Record {
+        key: Bytes::from_static(&[77, 1]),
+        value: Bytes::new(),
+    }];
+    assert!(restored.restore(bad).is_err());
+}
