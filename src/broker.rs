@@ -27,6 +27,9 @@ pub struct Broker {
     pub data: Arc<DataPlane>,
     /// Flips to true when the broker begins shutting down: long polls answer at once.
     pub shutdown: watch::Receiver<bool>,
+    /// The group coordinator on this node (`None` in handler unit tests that build a broker
+    /// without Raft: group APIs then answer COORDINATOR_NOT_AVAILABLE).
+    pub groups: Option<Arc<crate::group::Groups>>,
 }
 
 impl std::fmt::Debug for Broker {

@@ -55,6 +55,14 @@ pub struct ServeArgs {
     /// How often retention is enforced (Kafka's `log.retention.check.interval.ms`).
     #[arg(long, default_value_t = 300_000)]
     pub retention_check_ms: u64,
+
+    /// Raft meta service: peers, Raft listener, log store.
+    #[command(flatten)]
+    pub cluster: crate::group::ClusterArgs,
+
+    /// Group coordinator settings.
+    #[command(flatten)]
+    pub group: crate::group::GroupArgs,
 }
 
 /// Everything the broker needs to know about itself, resolved from [`ServeArgs`].

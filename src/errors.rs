@@ -9,6 +9,7 @@ use protocol::ErrorCode;
 
 use crate::data::producers::SequenceError;
 use crate::data::{AppendError, LookupError, ReadError};
+use crate::group::GroupError;
 use crate::topics::{CatalogError, CreateTopicError};
 
 /// Any failure a handler reports to a client.
@@ -54,6 +55,9 @@ pub enum BrokerError {
     /// A feature Cohort does not serve (transactions).
     #[error("{0}")]
     Unsupported(String),
+    /// The group coordinator could not serve the request on this node.
+    #[error(transparent)]
+    Group(#[from] GroupError),
 }
 
 /// The Kafka error code a client gets for `err`.
@@ -65,6 +69,7 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             CatalogError::UnknownTopicId(_) => ErrorCode::UnknownTopicId,
             CatalogError::LimitReached(_) => ErrorCode::PolicyViolation,
             CatalogError::Storage(_) => ErrorCode::KafkaStorageError,
+            CatalogError::NotController => ErrorCode::NotController,
         },
         BrokerError::CreateTopic(e) => match e {
             CreateTopicError::InvalidName(_) => ErrorCode::InvalidTopicException,
@@ -102,6 +107,34 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
         BrokerError::FencedLeaderEpoch { .. } => ErrorCode::FencedLeaderEpoch,
         BrokerError::InvalidRequest(_) => ErrorCode::InvalidRequest,
         BrokerError::Unsupported(_) => ErrorCode::UnsupportedVersion,
+        BrokerError::Group(e) => match e {
+            GroupError::NotCoordinator => ErrorCode::NotCoordinator,
+            GroupError::LoadInProgress => ErrorCode::CoordinatorLoadInProgress,
+            GroupError::NotAvailable(_) => ErrorCode::CoordinatorNotAvailable,
+        },
+    }
+}
+
+/// The Kafka error code of a coordinator domain answer (each `ErrorKind` documents its code).
+pub fn coordinator_error_code(kind: coordinator::ErrorKind) -> ErrorCode {
+    use coordinator::ErrorKind as K;
+    match kind {
+        K::CoordinatorNotAvailable => ErrorCode::CoordinatorNotAvailable,
+        K::IllegalGeneration => ErrorCode::IllegalGeneration,
+        K::InconsistentGroupProtocol => ErrorCode::InconsistentGroupProtocol,
+        K::InvalidGroupId => ErrorCode::InvalidGroupId,
+        K::UnknownMemberId => ErrorCode::UnknownMemberId,
+        K::InvalidSessionTimeout => ErrorCode::InvalidSessionTimeout,
+        K::RebalanceInProgress => ErrorCode::RebalanceInProgress,
+        K::OffsetMetadataTooLarge => ErrorCode::OffsetMetadataTooLarge,
+        K::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
+        K::InvalidRequest => ErrorCode::InvalidRequest,
+        K::NonEmptyGroup => ErrorCode::NonEmptyGroup,
+        K::GroupIdNotFound => ErrorCode::GroupIdNotFound,
+        K::MemberIdRequired => ErrorCode::MemberIdRequired,
+        K::FencedInstanceId => ErrorCode::FencedInstanceId,
+        K::GroupMaxSizeReached => ErrorCode::GroupMaxSizeReached,
+        K::GroupSubscribedToTopic => ErrorCode::GroupSubscribedToTopic,
     }
 }
 
@@ -262,9 +295,45 @@ mod tests {
                 BrokerError::Unsupported("x".into()),
                 ErrorCode::UnsupportedVersion,
             ),
+            (CatalogError::NotController.into(), ErrorCode::NotController),
+            (GroupError::NotCoordinator.into(), ErrorCode::NotCoordinator),
+            (
+                GroupError::LoadInProgress.into(),
+                ErrorCode::CoordinatorLoadInProgress,
+            ),
+            (
+                GroupError::NotAvailable("x".into()).into(),
+                ErrorCode::CoordinatorNotAvailable,
+            ),
         ];
         for (err, code) in cases {
             assert_eq!(to_kafka_error(&err), code, "{err:?}");
+        }
+    }
+
+    #[test]
+    fn coordinator_codes_are_kafkas() {
+        use coordinator::ErrorKind as K;
+        let cases = [
+            (K::CoordinatorNotAvailable, 15),
+            (K::IllegalGeneration, 22),
+            (K::InconsistentGroupProtocol, 23),
+            (K::InvalidGroupId, 24),
+            (K::UnknownMemberId, 25),
+            (K::InvalidSessionTimeout, 26),
+            (K::RebalanceInProgress, 27),
+            (K::OffsetMetadataTooLarge, 12),
+            (K::UnknownTopicOrPartition, 3),
+            (K::InvalidRequest, 42),
+            (K::NonEmptyGroup, 68),
+            (K::GroupIdNotFound, 69),
+            (K::MemberIdRequired, 79),
+            (K::FencedInstanceId, 82),
+            (K::GroupMaxSizeReached, 81),
+            (K::GroupSubscribedToTopic, 86),
+        ];
+        for (kind, code) in cases {
+            assert_eq!(coordinator_error_code(kind).code(), code, "{kind:?}");
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod config;
 pub mod data;
 pub mod errors;
+pub mod group;
 pub mod handlers;
 pub mod http;
 pub mod lock;

@@ -75,6 +75,62 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 4,
     },
+    // The classic group coordinator (served by the Raft leader; see src/group).
+    ApiRange {
+        key: ApiKey::FindCoordinator,
+        min: 0,
+        max: 4,
+    },
+    ApiRange {
+        key: ApiKey::JoinGroup,
+        min: 0,
+        max: 9,
+    },
+    ApiRange {
+        key: ApiKey::SyncGroup,
+        min: 0,
+        max: 5,
+    },
+    ApiRange {
+        key: ApiKey::Heartbeat,
+        min: 0,
+        max: 4,
+    },
+    ApiRange {
+        key: ApiKey::LeaveGroup,
+        min: 0,
+        max: 5,
+    },
+    ApiRange {
+        key: ApiKey::OffsetCommit,
+        min: 2,
+        max: 9,
+    },
+    ApiRange {
+        key: ApiKey::OffsetFetch,
+        min: 1,
+        max: 9,
+    },
+    ApiRange {
+        key: ApiKey::OffsetDelete,
+        min: 0,
+        max: 0,
+    },
+    ApiRange {
+        key: ApiKey::DeleteGroups,
+        min: 0,
+        max: 2,
+    },
+    ApiRange {
+        key: ApiKey::ListGroups,
+        min: 0,
+        max: 5,
+    },
+    ApiRange {
+        key: ApiKey::DescribeGroups,
+        min: 0,
+        max: 5,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.

@@ -26,16 +26,18 @@ use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::broker::Broker;
-use crate::cluster::{BrokerEndpoint, SingleNode};
+use crate::cluster::BrokerEndpoint;
 use crate::config::{BrokerConfig, ConfigError, ServeArgs};
 use crate::data::{now_ms, DataPlane};
+use crate::group::catalog::{RaftCatalog, RaftCluster};
+use crate::group::Groups;
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
-use crate::topics::file_catalog::OpenError;
-use crate::topics::FileCatalog;
 
 /// Longest wait for in-flight requests at shutdown before their connections are cut.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+/// How long a node waits at startup to apply what it knows is committed.
+const CATCH_UP_WAIT: Duration = Duration::from_secs(60);
 
 /// Why the broker could not start.
 #[derive(Debug, thiserror::Error)]
@@ -43,9 +45,9 @@ pub enum StartError {
     /// The data directory is taken or unusable.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// The topic catalog could not be opened.
+    /// The Raft meta service (topics, groups) could not start.
     #[error(transparent)]
-    Catalog(#[from] OpenError),
+    Replicated(#[from] crate::group::StartError),
     /// A flag value is out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -67,6 +69,9 @@ pub struct Server {
     kafka_addr: SocketAddr,
     http_addr: SocketAddr,
     broker: Arc<Broker>,
+    groups: Arc<Groups>,
+    /// Removes partition data of topics deleted through another node.
+    deletions_task: tokio::task::JoinHandle<()>,
     shutdown_tx: watch::Sender<bool>,
     kafka_task: tokio::task::JoinHandle<()>,
     http_task: tokio::task::JoinHandle<()>,
@@ -115,7 +120,23 @@ impl Server {
                 source,
             })?;
         let config = BrokerConfig::resolve(&args, kafka_addr)?;
-        let catalog = Arc::new(FileCatalog::open(&config.data_dir)?);
+        let groups = Arc::new(
+            crate::group::start(
+                config.node_id,
+                format!("{}:{}", config.advertised_host, config.advertised_port),
+                &config.data_dir,
+                &args.cluster,
+                &args.group,
+            )
+            .await?,
+        );
+        // The data plane prunes partition directories no topic owns: it must see the topic
+        // list as committed, not as a half-replayed log. A one-voter cluster also becomes
+        // the active coordinator here, so its first clients never see NOT_COORDINATOR.
+        groups
+            .wait_caught_up(args.cluster.peers.is_empty(), CATCH_UP_WAIT)
+            .await?;
+        let catalog = Arc::new(RaftCatalog::new(groups.node().clone()));
         let data = Arc::new(DataPlane::open(
             &config.data_dir,
             catalog.clone(),
@@ -123,14 +144,15 @@ impl Server {
             config.flush_interval.is_none(),
         )?);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
-        let cluster = Arc::new(SingleNode {
-            endpoint: BrokerEndpoint {
+        let cluster = Arc::new(RaftCluster::new(
+            groups.node().clone(),
+            BrokerEndpoint {
                 node_id: BrokerId(config.node_id),
                 host: config.advertised_host.clone(),
                 port: config.advertised_port,
                 rack: None,
             },
-        });
+        ));
         let broker = Arc::new(Broker {
             config,
             cluster,
@@ -138,18 +160,25 @@ impl Server {
             producer_ids: catalog,
             data,
             shutdown: shutdown_rx.clone(),
+            groups: Some(groups.clone()),
         });
         // Installs the recorder before the first request counts anything.
         let _ = m::prometheus();
         let kafka_task = tokio::spawn(run(kafka_listener, broker.clone(), shutdown_rx.clone()));
         let http_task = tokio::spawn(crate::http::run(http_listener, shutdown_rx.clone()));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
+        let deletions_task = tokio::spawn(crate::group::follow_topic_deletions(
+            groups.clone(),
+            broker.data.clone(),
+        ));
         tracing::info!(%kafka_addr, %http_addr, data_dir = %broker.config.data_dir.display(),
             node_id = broker.config.node_id, "cohort started");
         Ok(Server {
             kafka_addr,
             http_addr,
             broker,
+            groups,
+            deletions_task,
             shutdown_tx,
             kafka_task,
             http_task,
@@ -184,6 +213,15 @@ impl Server {
         let _ = self.maintenance_task.await;
         // Connections are drained: nothing appends any more. Make everything durable.
         self.broker.data.flush_all().await;
+        // The connections are gone; the broker's catalog and cluster view are the last
+        // holders of the Raft node besides `groups`.
+        self.deletions_task.abort();
+        let _ = self.deletions_task.await;
+        drop(self.broker);
+        match Arc::try_unwrap(self.groups) {
+            Ok(groups) => groups.shutdown().await,
+            Err(_) => tracing::warn!("group coordinator still referenced at shutdown"),
+        }
         tracing::info!(lock = %self.lock.path().display(), "cohort stopped");
         drop(self.lock);
     }
@@ -271,6 +309,9 @@ pub fn serve_main(args: ServeArgs) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        // Registered before the listeners open: a SIGTERM that arrives while the broker
+        // starts (or right after it announced itself) must not kill it uncleanly.
+        let signal = wait_for_signal();
         let server = match Server::start(args).await {
             Ok(s) => s,
             Err(e) => {
@@ -284,26 +325,31 @@ pub fn serve_main(args: ServeArgs) -> ExitCode {
             server.kafka_addr(),
             server.http_addr()
         );
-        let signal = wait_for_signal().await;
+        let signal = signal.await;
         tracing::info!(signal, "shutting down");
         server.shutdown().await;
         ExitCode::SUCCESS
     })
 }
 
-async fn wait_for_signal() -> &'static str {
+/// Installs the SIGTERM handler now (not at first poll) and returns a future that resolves
+/// with the name of the first stop signal.
+fn wait_for_signal() -> impl std::future::Future<Output = &'static str> {
     use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the broker");
-            let _ = tokio::signal::ctrl_c().await;
-            return "SIGINT";
+    let term = signal(SignalKind::terminate());
+    async move {
+        let mut term = match term {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the broker");
+                let _ = tokio::signal::ctrl_c().await;
+                return "SIGINT";
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => "SIGINT",
+            _ = term.recv() => "SIGTERM",
         }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
     }
 }
 

@@ -32,6 +32,9 @@ pub enum CatalogError {
     /// Persisting the change failed; nothing changed.
     #[error("persisting topic metadata failed: {0}")]
     Storage(String),
+    /// Changes are made by the controller (the Raft leader) and this node is not it.
+    #[error("This node is not the controller.")]
+    NotController,
 }
 
 /// Topics, wherever they are kept.

@@ -63,6 +63,8 @@ pub struct Envelope {
     pub body: Body,
 }
 
+// Group commands are nearly every command; boxing them would add an allocation to each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Body {
     Group(WriteCommand),
@@ -124,12 +126,16 @@ impl AppReply {
 }
 
 /// What applying a command means for the node's runtime, pushed in log order.
+// Group outcomes are nearly every effect; boxing them would add an allocation to each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Effect {
     /// A group command's outcome (also the coordinator side of a topic deletion).
     Group {
         origin: Option<RequestToken>,
         index: LogIndex,
+        /// The timer whose firing this is, for metrics (expirations, retention).
+        fired: Option<coordinator::TimerKey>,
         outcome: Outcome,
     },
     /// Topics appeared or disappeared: nodes create or remove the partition logs they own.
@@ -218,9 +224,14 @@ impl CohortApp {
         match body {
             Body::Group(command) => {
                 let outcome = self.coordinator.apply(&command);
+                let fired = match command {
+                    WriteCommand::TimerFired { key, .. } => Some(key),
+                    _ => None,
+                };
                 self.emit(Effect::Group {
                     origin,
                     index,
+                    fired,
                     outcome,
                 });
                 AppReply::Group
@@ -263,6 +274,7 @@ impl CohortApp {
                     self.emit(Effect::Group {
                         origin: None,
                         index,
+                        fired: None,
                         outcome,
                     });
                     self.emit(Effect::TopicsChanged {

@@ -79,6 +79,7 @@ fn group_commands_reach_the_sink_with_their_origin() {
             origin,
             index,
             outcome,
+            ..
         } => {
             assert_eq!(*origin, Some(TOKEN));
             assert_eq!(*index, LogIndex(1));

@@ -1,0 +1,174 @@
+//! `cohort serve` flags for the Raft meta service and the group coordinator.
+
+use clap::Args;
+use raft_meta::{Bootstrap, PeerSpec, RaftStore};
+
+/// Flags that make a node part of a cluster. With no `--peers` the node is a one-voter
+/// cluster on local disk: the embedded default, the same code path.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// Address the Raft peer listener binds (port 0 picks a free port; fine for one node).
+    #[arg(long = "raft", default_value = "127.0.0.1:0")]
+    pub raft_listen: String,
+
+    /// Raft address peers dial (default: the bound address).
+    #[arg(long)]
+    pub advertise_raft: Option<String>,
+
+    /// The initial cluster, this node included: `id@raft_host:port@kafka_host:port,...`.
+    /// Every node is started with the same list; ignored once the node's log holds a
+    /// membership.
+    #[arg(long, value_delimiter = ',')]
+    pub peers: Vec<String>,
+
+    /// Raft log store.
+    #[arg(long, default_value = "sled")]
+    pub raft_store: String,
+}
+
+/// Group coordinator settings (Kafka's broker configs of the same names). Every node of a
+/// cluster must be started with the same values: replicas apply commands with them.
+#[derive(Debug, Clone, Args)]
+pub struct GroupArgs {
+    /// `group.initial.rebalance.delay.ms`.
+    #[arg(long, default_value_t = 3_000)]
+    pub group_initial_rebalance_delay_ms: i32,
+    /// `group.min.session.timeout.ms`.
+    #[arg(long, default_value_t = 6_000)]
+    pub group_min_session_timeout_ms: i32,
+    /// `group.max.session.timeout.ms`.
+    #[arg(long, default_value_t = 1_800_000)]
+    pub group_max_session_timeout_ms: i32,
+    /// `group.max.size`.
+    #[arg(long, default_value_t = i32::MAX)]
+    pub group_max_size: i32,
+    /// `offsets.retention.minutes`.
+    #[arg(long, default_value_t = 10_080)]
+    pub offsets_retention_minutes: i64,
+    /// `offsets.retention.check.interval.ms`.
+    #[arg(long, default_value_t = 600_000)]
+    pub offsets_retention_check_interval_ms: i64,
+    /// `offset.metadata.max.bytes`.
+    #[arg(long, default_value_t = 4_096)]
+    pub offset_metadata_max_bytes: usize,
+}
+
+impl GroupArgs {
+    pub fn coordinator_config(&self) -> coordinator::Config {
+        coordinator::Config {
+            initial_rebalance_delay_ms: self.group_initial_rebalance_delay_ms.max(0),
+            session_timeout_min_ms: self.group_min_session_timeout_ms,
+            session_timeout_max_ms: self.group_max_session_timeout_ms,
+            group_max_size: self.group_max_size,
+            offsets_retention_ms: self.offsets_retention_minutes.saturating_mul(60_000),
+            offsets_retention_check_interval_ms: self.offsets_retention_check_interval_ms.max(1),
+            offset_metadata_max_bytes: self.offset_metadata_max_bytes,
+            ..coordinator::Config::default()
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    #[error("--node-id {0} cannot be a Raft node id (must be 0 or more)")]
+    NodeId(i32),
+    #[error("--peers entry {0:?} is not id@raft_host:port@kafka_host:port")]
+    Peer(String),
+    #[error("--raft-store: {0}")]
+    Store(String),
+}
+
+impl ClusterArgs {
+    pub fn store(&self) -> Result<RaftStore, ArgsError> {
+        self.raft_store
+            .parse()
+            .map_err(|e: raft_meta::store::UnknownRaftStore| ArgsError::Store(e.to_string()))
+    }
+
+    pub fn bootstrap(&self, node_id: u64) -> Result<Bootstrap, ArgsError> {
+        if self.peers.is_empty() {
+            return Ok(Bootstrap::Single);
+        }
+        let peers = self
+            .peers
+            .iter()
+            .map(|p| parse_peer(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        if !peers.iter().any(|p| p.node_id == node_id) {
+            return Err(ArgsError::Peer(format!(
+                "{} (node {node_id} is not in the list)",
+                self.peers.join(",")
+            )));
+        }
+        Ok(Bootstrap::Cluster(peers))
+    }
+}
+
+fn parse_peer(s: &str) -> Result<PeerSpec, ArgsError> {
+    let bad = || ArgsError::Peer(s.to_owned());
+    let mut parts = s.trim().split('@');
+    let (Some(id), Some(raft), Some(kafka), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad());
+    };
+    let node_id = id.parse().map_err(|_| bad())?;
+    let valid = |a: &str| {
+        a.rsplit_once(':')
+            .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok())
+    };
+    if !valid(raft) || !valid(kafka) {
+        return Err(bad());
+    }
+    Ok(PeerSpec {
+        node_id,
+        raft_addr: raft.to_owned(),
+        kafka_addr: kafka.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(peers: &[&str]) -> ClusterArgs {
+        ClusterArgs {
+            raft_listen: "127.0.0.1:0".into(),
+            advertise_raft: None,
+            peers: peers.iter().map(|s| s.to_string()).collect(),
+            raft_store: "sled".into(),
+        }
+    }
+
+    #[test]
+    fn no_peers_is_a_single_voter_and_peers_must_name_this_node() {
+        assert_eq!(args(&[]).bootstrap(1).unwrap(), Bootstrap::Single);
+        let three = args(&[
+            "1@127.0.0.1:7001@127.0.0.1:9001",
+            "2@127.0.0.1:7002@127.0.0.1:9002",
+            "3@127.0.0.1:7003@127.0.0.1:9003",
+        ]);
+        match three.bootstrap(2).unwrap() {
+            Bootstrap::Cluster(p) => {
+                assert_eq!(p.len(), 3);
+                assert_eq!(p[1].raft_addr, "127.0.0.1:7002");
+                assert_eq!(p[1].kafka_addr, "127.0.0.1:9002");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(three.bootstrap(4).is_err());
+        for bad in [
+            "1@x",
+            "a@h:1@h:2",
+            "1@h:1@h:2@h:3",
+            "1@:1@h:2",
+            "1@h:99999@h:2",
+        ] {
+            assert!(args(&[bad]).bootstrap(1).is_err(), "{bad}");
+        }
+        assert!(args(&[]).store().is_ok());
+        let mut s = args(&[]);
+        s.raft_store = "nope".into();
+        assert!(s.store().is_err());
+    }
+}

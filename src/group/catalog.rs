@@ -1,0 +1,263 @@
+//! The front end's topic catalog and cluster view, backed by the replicated state.
+//!
+//! Reads come from this node's applied state (every node holds all topics); changes are Raft
+//! commands submitted by the leader. A follower answers NOT_CONTROLLER, as a Kafka broker that
+//! is not the controller does: clients refresh Metadata (which names the Raft leader as
+//! controller) and retry there.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use kafka_protocol::messages::BrokerId;
+use raft_meta::cohort_app::{AppReply, Body, CohortApp, Envelope, TopicChangeError, TopicMeta};
+use raft_meta::{MetaNode, WriteError};
+use uuid::Uuid;
+
+use crate::cluster::{BrokerEndpoint, ClusterView};
+use crate::topics::catalog::BoxFuture;
+use crate::topics::{
+    CatalogError, PartitionAssignment, ProducerIdAllocator, TopicCatalog, TopicConfigs, TopicSpec,
+};
+
+/// Producer ids reserved through Raft at a time; handed out locally until used up.
+const PRODUCER_ID_BLOCK: u32 = 1000;
+
+type TopicMap = Arc<BTreeMap<String, Arc<TopicSpec>>>;
+
+/// Topics kept in the Raft meta service.
+pub struct RaftCatalog {
+    node: Arc<MetaNode<CohortApp>>,
+    /// The applied table converted to specs, tagged with the table version it reflects.
+    cache: Mutex<(u64, TopicMap)>,
+    /// `[next, end)` of the producer-id block this node holds.
+    producer_ids: tokio::sync::Mutex<(i64, i64)>,
+}
+
+impl RaftCatalog {
+    pub fn new(node: Arc<MetaNode<CohortApp>>) -> Self {
+        Self {
+            node,
+            cache: Mutex::new((u64::MAX, Arc::new(BTreeMap::new()))),
+            producer_ids: tokio::sync::Mutex::new((0, 0)),
+        }
+    }
+
+    fn current(&self) -> TopicMap {
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let version = self.node.read_local(|a| a.app.topics().version());
+        if cache.0 != version {
+            let (version, topics) = self.node.read_local(|a| {
+                let topics = a.app.topics();
+                let map: BTreeMap<String, Arc<TopicSpec>> = topics
+                    .iter()
+                    .map(|t| (t.name.clone(), Arc::new(spec_of(t))))
+                    .collect();
+                (topics.version(), map)
+            });
+            *cache = (version, Arc::new(topics));
+        }
+        cache.1.clone()
+    }
+
+    async fn submit(&self, body: Body) -> Result<AppReply, CatalogError> {
+        if !self.node.is_leader() {
+            return Err(CatalogError::NotController);
+        }
+        let bytes = Envelope { origin: None, body }.encode();
+        let reply = self.node.write(bytes).await.map_err(|e| match e {
+            WriteError::NotLeader { .. } => CatalogError::NotController,
+            other => CatalogError::Storage(other.to_string()),
+        })?;
+        AppReply::decode(&reply).map_err(|e| CatalogError::Storage(e.to_string()))
+    }
+}
+
+pub(crate) fn spec_of(meta: &TopicMeta) -> TopicSpec {
+    let configs = TopicConfigs::from_pairs(
+        meta.configs
+            .iter()
+            .map(|(k, v)| (k.as_str(), Some(v.as_str()))),
+    )
+    .unwrap_or_else(|e| {
+        // Validated before it was replicated; a config a newer version accepted and this one
+        // does not know is shown as default rather than hiding the topic.
+        tracing::warn!(topic = %meta.name, error = %e, "replicated topic config not understood");
+        TopicConfigs::default()
+    });
+    TopicSpec {
+        name: meta.name.clone(),
+        id: Uuid::from_u128(meta.id),
+        partitions: meta
+            .partitions
+            .iter()
+            .map(|r| PartitionAssignment {
+                replicas: r.clone(),
+            })
+            .collect(),
+        configs,
+    }
+}
+
+fn meta_of(spec: &TopicSpec) -> TopicMeta {
+    TopicMeta {
+        name: spec.name.clone(),
+        id: spec.id.as_u128(),
+        partitions: spec.partitions.iter().map(|p| p.replicas.clone()).collect(),
+        configs: spec.configs.set_values().clone(),
+    }
+}
+
+fn catalog_error(e: TopicChangeError) -> CatalogError {
+    match e {
+        TopicChangeError::Exists(n) => CatalogError::TopicExists(n),
+        TopicChangeError::Unknown(n) => CatalogError::UnknownTopic(n),
+        TopicChangeError::LimitReached(m) => CatalogError::LimitReached(m),
+        TopicChangeError::Invalid(m) => CatalogError::Storage(m),
+    }
+}
+
+fn first_result(reply: AppReply) -> Result<Result<TopicMeta, TopicChangeError>, CatalogError> {
+    match reply {
+        AppReply::CreateTopics(r) | AppReply::DeleteTopics(r) => r
+            .into_iter()
+            .next()
+            .ok_or_else(|| CatalogError::Storage("empty reply".into())),
+        other => Err(CatalogError::Storage(format!("unexpected reply {other:?}"))),
+    }
+}
+
+impl TopicCatalog for RaftCatalog {
+    fn cluster_id(&self) -> String {
+        self.node
+            .read_local(|a| a.app.cluster().cluster_id.clone())
+            .unwrap_or_default()
+    }
+
+    fn topics(&self) -> Vec<Arc<TopicSpec>> {
+        self.current().values().cloned().collect()
+    }
+
+    fn topic(&self, name: &str) -> Option<Arc<TopicSpec>> {
+        self.current().get(name).cloned()
+    }
+
+    fn topic_by_id(&self, id: Uuid) -> Option<Arc<TopicSpec>> {
+        self.current().values().find(|t| t.id == id).cloned()
+    }
+
+    fn create(&self, spec: TopicSpec) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>> {
+        Box::pin(async move {
+            let body = Body::CreateTopics {
+                topics: vec![meta_of(&spec)],
+            };
+            let created = first_result(self.submit(body).await?)?.map_err(catalog_error)?;
+            Ok(Arc::new(spec_of(&created)))
+        })
+    }
+
+    fn delete(&self, name: &str) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>> {
+        let name = name.to_owned();
+        Box::pin(async move {
+            let body = Body::DeleteTopics {
+                names: vec![name],
+                now_ms: super::now_ms(),
+            };
+            let deleted = first_result(self.submit(body).await?)?.map_err(catalog_error)?;
+            Ok(Arc::new(spec_of(&deleted)))
+        })
+    }
+}
+
+impl ProducerIdAllocator for RaftCatalog {
+    fn next_producer_id(&self) -> BoxFuture<'_, Result<i64, CatalogError>> {
+        Box::pin(async move {
+            let mut block = self.producer_ids.lock().await;
+            if block.0 >= block.1 {
+                let reply = self
+                    .submit(Body::AllocateProducerIds {
+                        count: PRODUCER_ID_BLOCK,
+                    })
+                    .await?;
+                match reply {
+                    AppReply::ProducerIds { first } => {
+                        *block = (first, first + i64::from(PRODUCER_ID_BLOCK));
+                    }
+                    other => {
+                        return Err(CatalogError::Storage(format!(
+                            "producer ids not reserved: {other:?}"
+                        )))
+                    }
+                }
+            }
+            let id = block.0;
+            block.0 += 1;
+            Ok(id)
+        })
+    }
+}
+
+/// Brokers = the Raft membership (each node's advertised Kafka address); controller = the
+/// Raft leader.
+pub struct RaftCluster {
+    node: Arc<MetaNode<CohortApp>>,
+    /// This node as it advertises itself now (the membership keeps the address it had when it
+    /// joined; a restarted single node may listen elsewhere).
+    local: BrokerEndpoint,
+}
+
+impl RaftCluster {
+    pub fn new(node: Arc<MetaNode<CohortApp>>, local: BrokerEndpoint) -> Self {
+        Self { node, local }
+    }
+
+    /// The Kafka endpoint of node `id`, if it is a member.
+    pub fn endpoint(&self, id: u64) -> Option<BrokerEndpoint> {
+        self.brokers()
+            .into_iter()
+            .find(|b| u64::try_from(b.node_id.0).ok() == Some(id))
+    }
+}
+
+fn endpoint_of(id: u64, kafka_addr: &str) -> Option<BrokerEndpoint> {
+    let (host, port) = kafka_addr.rsplit_once(':')?;
+    Some(BrokerEndpoint {
+        node_id: BrokerId(i32::try_from(id).ok()?),
+        host: host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned(),
+        port: i32::from(port.parse::<u16>().ok()?),
+        rack: None,
+    })
+}
+
+impl ClusterView for RaftCluster {
+    fn local_node_id(&self) -> BrokerId {
+        self.local.node_id
+    }
+
+    fn brokers(&self) -> Vec<BrokerEndpoint> {
+        let members: Vec<(u64, String)> = self.node.read_local(|a| {
+            a.membership
+                .membership()
+                .nodes()
+                .map(|(id, info)| (*id, info.kafka_addr.clone()))
+                .collect()
+        });
+        let mut out: Vec<BrokerEndpoint> = members
+            .iter()
+            .filter(|(id, _)| i64::try_from(*id).ok() != Some(i64::from(self.local.node_id.0)))
+            .filter_map(|(id, addr)| endpoint_of(*id, addr))
+            .collect();
+        out.push(self.local.clone());
+        out.sort_by_key(|b| b.node_id.0);
+        out
+    }
+
+    fn controller_id(&self) -> BrokerId {
+        self.node
+            .leader()
+            .and_then(|l| i32::try_from(l.node_id).ok())
+            .map_or(BrokerId(-1), BrokerId)
+    }
+}

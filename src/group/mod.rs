@@ -1,0 +1,342 @@
+//! The group coordinator on this node: the Raft meta service carrying [`CohortApp`] (groups
+//! and topic metadata), the runtime task holding the leader's soft state, and the handle the
+//! group handlers call.
+//!
+//! ```text
+//!  handlers ─► Groups::write(cmd) ─ Register(token) ─► runtime ◄─ effects (apply order) ─ CohortApp
+//!                  └─ MetaNode::write(Envelope{token, cmd}) ─► Raft (batched, fsynced) ─► apply
+//!           ─► Groups::heartbeat(cmd) ─► runtime: read applied state, re-arm the session timer
+//!           ─► Groups::read(cmd) ─► applied state on the leader (OffsetFetch, Describe, List)
+//! ```
+//!
+//! Only the Raft leader coordinates (every group). A follower answers NOT_COORDINATOR; a new
+//! leader answers COORDINATOR_LOAD_IN_PROGRESS until it has applied what was committed before
+//! it took office. [`start`] also gives the front end a topic catalog and a cluster view backed
+//! by the same replicated state.
+
+pub mod args;
+pub mod catalog;
+pub mod error;
+pub mod metrics;
+mod runtime;
+pub mod timers;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use coordinator::{ReadCommand, Reply, TimestampMs, WriteCommand};
+use raft_meta::cohort_app::{
+    Body, CohortApp, Effect, EffectSink, Envelope, RequestToken, TopicLimits,
+};
+use raft_meta::{Bootstrap, LeaderInfo, MetaNode, NodeConfig, Tuning};
+use tokio::sync::{broadcast, mpsc, oneshot, watch, Semaphore};
+use tokio::task::JoinHandle;
+
+pub use args::{ClusterArgs, GroupArgs};
+pub use error::GroupError;
+pub use runtime::TopicsChanged;
+
+/// Removes this node's partition data of topics deleted through Raft (the node that served
+/// the DeleteTopics removes its own at once; every other node learns it here).
+pub async fn follow_topic_deletions(groups: Arc<Groups>, data: Arc<crate::data::DataPlane>) {
+    let mut events = groups.topic_events();
+    loop {
+        match events.recv().await {
+            Ok(change) => {
+                for meta in change.deleted {
+                    let spec = catalog::spec_of(&meta);
+                    if let Err(e) = data.remove_topic(&spec).await {
+                        tracing::warn!(topic = %spec.name, error = %e, "removing a deleted topic's data");
+                    }
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(
+                    missed = n,
+                    "topic events lagged; deleted topics' data is removed at next start"
+                );
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+use runtime::{Runtime, RuntimeMsg};
+
+/// What this node is to the groups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Not the Raft leader: group APIs answer NOT_COORDINATOR.
+    Follower,
+    /// Leader, still applying entries committed before it led: COORDINATOR_LOAD_IN_PROGRESS.
+    Loading,
+    /// Leader and caught up: serving groups.
+    Active,
+}
+
+/// Group writes waiting at once on this node (parked joins and syncs included); beyond it
+/// requests get COORDINATOR_NOT_AVAILABLE, which clients retry.
+pub const GROUP_REQUESTS_IN_FLIGHT_MAX: usize = 100_000;
+
+/// The leader's clock, in Kafka's unit. Time enters the coordinator only here.
+pub fn now_ms() -> TimestampMs {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    TimestampMs(ms)
+}
+
+/// Randomness for a JoinGroup's member id, drawn by the leader and replicated in the command.
+pub fn nonce() -> u128 {
+    uuid::Uuid::new_v4().as_u128()
+}
+
+/// The handle the group handlers use.
+pub struct Groups {
+    node: Arc<MetaNode<CohortApp>>,
+    incarnation: u64,
+    seq: AtomicU64,
+    tx: mpsc::UnboundedSender<RuntimeMsg>,
+    role: watch::Receiver<Role>,
+    in_flight: Arc<Semaphore>,
+    topic_events: broadcast::Sender<TopicsChanged>,
+    runtime_task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for Groups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Groups")
+            .field("node_id", &self.node.node_id())
+            .field("role", &*self.role.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the replicated side of the broker could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Args(#[from] args::ArgsError),
+    #[error("raft meta service: {0}")]
+    Raft(#[from] raft_meta::StartError),
+    /// The node did not apply its own committed log in time; serving (and pruning partition
+    /// data against a stale topic list) before it has would be wrong.
+    #[error("the replicated state did not catch up within {0:?}")]
+    NotCaughtUp(Duration),
+}
+
+/// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
+/// node advertises to Kafka clients (`host:port`).
+pub async fn start(
+    node_id: i32,
+    kafka_addr: String,
+    data_dir: &Path,
+    cluster: &ClusterArgs,
+    group: &GroupArgs,
+) -> Result<Groups, StartError> {
+    let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
+    let bootstrap = cluster.bootstrap(node_id)?;
+    let store = cluster.store()?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let effects_wanted = Arc::new(AtomicBool::new(false));
+    let sink_tx = tx.clone();
+    let sink_wanted = effects_wanted.clone();
+    let sink: EffectSink = Arc::new(move |effect| {
+        // Group effects matter only to a leading runtime; topic changes to every node.
+        if matches!(effect, Effect::Group { .. }) && !sink_wanted.load(Ordering::SeqCst) {
+            return;
+        }
+        let _ = sink_tx.send(RuntimeMsg::Effect(effect));
+    });
+    let app = CohortApp::new(
+        group.coordinator_config(),
+        TopicLimits::default(),
+        Some(sink),
+    );
+    let config = NodeConfig {
+        node_id,
+        listen_addr: cluster.raft_listen.clone(),
+        advertised_raft_addr: cluster.advertise_raft.clone(),
+        kafka_addr,
+        raft_dir: data_dir.join("raft"),
+        store,
+        bootstrap,
+        tuning: Tuning::default(),
+    };
+    if matches!(config.bootstrap, Bootstrap::Single) {
+        tracing::info!("no peers: running as a one-voter cluster");
+    }
+    let node = Arc::new(MetaNode::start(config, app).await?);
+    let (role_tx, role) = watch::channel(Role::Follower);
+    let (topic_events, _) = broadcast::channel(1024);
+    let runtime = Runtime {
+        node: node.clone(),
+        rx,
+        role_tx,
+        effects_wanted,
+        topic_events: topic_events.clone(),
+        waiting: HashMap::new(),
+        parked: HashMap::new(),
+        timers: timers::TimerWheel::default(),
+        load_target: 0,
+    };
+    let runtime_task = tokio::spawn(runtime.run());
+    Ok(Groups {
+        node,
+        incarnation: uuid::Uuid::new_v4().as_u64_pair().0,
+        seq: AtomicU64::new(0),
+        tx,
+        role,
+        in_flight: Arc::new(Semaphore::new(GROUP_REQUESTS_IN_FLIGHT_MAX)),
+        topic_events,
+        runtime_task,
+    })
+}
+
+impl Groups {
+    /// The Raft node (topics, cluster view, status).
+    pub fn node(&self) -> &Arc<MetaNode<CohortApp>> {
+        &self.node
+    }
+
+    pub fn role(&self) -> Role {
+        *self.role.borrow()
+    }
+
+    /// Resolves once this node is the active coordinator (tests, startup).
+    pub async fn wait_active(&self) {
+        let mut role = self.role.clone();
+        let _ = role.wait_for(|r| *r == Role::Active).await;
+    }
+
+    /// Waits until this node's state reflects everything it knows to be committed: for a
+    /// one-voter cluster, until it leads and has applied its whole log; for a cluster node,
+    /// until it has applied up to the commit index its log store recorded. The data plane
+    /// prunes partition directories against the topic list, so it must not look earlier.
+    pub async fn wait_caught_up(&self, single: bool, limit: Duration) -> Result<(), StartError> {
+        let caught_up = async {
+            if single {
+                self.wait_active().await;
+                return;
+            }
+            let mut metrics = self.node.raft().metrics();
+            loop {
+                let status = self.node.status();
+                if status.applied_index >= status.commit_index {
+                    return;
+                }
+                if metrics.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(limit, caught_up)
+            .await
+            .map_err(|_| StartError::NotCaughtUp(limit))
+    }
+
+    /// The Raft leader as this node last heard (FindCoordinator names it).
+    pub fn leader(&self) -> Option<LeaderInfo> {
+        self.node.leader()
+    }
+
+    /// Topic creations and deletions as they are applied on this node.
+    pub fn topic_events(&self) -> broadcast::Receiver<TopicsChanged> {
+        self.topic_events.subscribe()
+    }
+
+    fn check_active(&self) -> Result<(), GroupError> {
+        match self.role() {
+            Role::Active => Ok(()),
+            Role::Loading => Err(GroupError::LoadInProgress),
+            Role::Follower => Err(GroupError::NotCoordinator),
+        }
+    }
+
+    /// Replicates a group command and returns its reply once it is committed and applied
+    /// (for a parked JoinGroup/SyncGroup: once a later command completes it).
+    pub async fn write(&self, command: WriteCommand) -> Result<Reply, GroupError> {
+        self.check_active()?;
+        let _permit =
+            self.in_flight.clone().try_acquire_owned().map_err(|_| {
+                GroupError::NotAvailable("too many group requests in flight".into())
+            })?;
+        let token = RequestToken {
+            node: self.node.node_id(),
+            incarnation: self.incarnation,
+            seq: self.seq.fetch_add(1, Ordering::Relaxed),
+        };
+        let (responder, answer) = oneshot::channel();
+        self.tx
+            .send(RuntimeMsg::Register { token, responder })
+            .map_err(|_| GroupError::NotCoordinator)?;
+        let started = Instant::now();
+        let command_bytes = Envelope {
+            origin: Some(token),
+            body: Body::Group(command),
+        }
+        .encode();
+        if let Err(e) = self.node.write(command_bytes).await {
+            let _ = self.tx.send(RuntimeMsg::Forget { token });
+            return Err(e.into());
+        }
+        let reply = answer.await.unwrap_or(Err(GroupError::NotCoordinator));
+        if let Ok(Reply::Commit(_)) = &reply {
+            ::metrics::histogram!(metrics::GROUP_COMMIT_SECONDS)
+                .record(started.elapsed().as_secs_f64());
+        }
+        reply
+    }
+
+    /// Answers a heartbeat and re-arms the member's session (leader soft state, no Raft).
+    pub async fn heartbeat(&self, command: coordinator::Heartbeat) -> Result<Reply, GroupError> {
+        self.check_active()?;
+        let (responder, answer) = oneshot::channel();
+        self.tx
+            .send(RuntimeMsg::Heartbeat { command, responder })
+            .map_err(|_| GroupError::NotCoordinator)?;
+        answer.await.unwrap_or(Err(GroupError::NotCoordinator))
+    }
+
+    /// Answers OffsetFetch, DescribeGroups and ListGroups from the leader's applied state.
+    pub fn read(&self, command: &ReadCommand) -> Result<Reply, GroupError> {
+        self.check_active()?;
+        Ok(self
+            .node
+            .read_local(|a| a.app.coordinator().read(command).reply))
+    }
+
+    /// Whether `topic` exists with a partition `partition` in the replicated metadata.
+    pub fn partition_known(&self, topic: &str, partition: i32) -> bool {
+        self.node.read_local(|a| {
+            a.app
+                .topics()
+                .get(topic)
+                .is_some_and(|t| t.has_partition(partition))
+        })
+    }
+
+    /// Whether `topic` exists in the replicated metadata.
+    pub fn topic_known(&self, topic: &str) -> bool {
+        self.node
+            .read_local(|a| a.app.topics().get(topic).is_some())
+    }
+
+    /// Stops the runtime and the Raft node.
+    pub async fn shutdown(self) {
+        self.runtime_task.abort();
+        let _ = self.runtime_task.await;
+        drop(self.tx);
+        match Arc::try_unwrap(self.node) {
+            Ok(node) => node.shutdown().await,
+            Err(node) => {
+                // Someone still holds the node (a catalog clone): stop Raft through its handle.
+                if let Err(e) = node.raft().shutdown().await {
+                    tracing::warn!(error = %e, "raft shutdown");
+                }
+            }
+        }
+    }
+}

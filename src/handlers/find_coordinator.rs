@@ -1,0 +1,81 @@
+//! FindCoordinator (10), v0–v4 (batched keys from v4): the Raft leader coordinates every
+//! group, so every key is answered with the leader's Kafka endpoint.
+
+use kafka_protocol::messages::find_coordinator_response::Coordinator;
+use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_protocol::protocol::StrBytes;
+use protocol::ErrorCode;
+
+use super::group_common::{failure_code, groups, str_bytes};
+use super::RequestContext;
+use crate::cluster::BrokerEndpoint;
+use crate::group::GroupError;
+
+/// `FindCoordinatorRequest.KeyType` of consumer groups (1 is transactions, not served).
+const KEY_TYPE_GROUP: i8 = 0;
+
+/// Answers where each key's coordinator is.
+pub async fn handle(ctx: &RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
+    let answer = locate(ctx, req.key_type);
+    if ctx.version >= 4 {
+        let coordinators = req
+            .coordinator_keys
+            .iter()
+            .map(|key| {
+                let c = Coordinator::default().with_key(key.clone());
+                match &answer {
+                    Ok(b) => c
+                        .with_node_id(b.node_id)
+                        .with_host(str_bytes(b.host.clone()))
+                        .with_port(b.port),
+                    Err((code, msg)) => c
+                        .with_node_id(BrokerId(-1))
+                        .with_host(StrBytes::default())
+                        .with_port(-1)
+                        .with_error_code(*code)
+                        .with_error_message(Some(str_bytes(msg.clone()))),
+                }
+            })
+            .collect();
+        return FindCoordinatorResponse::default().with_coordinators(coordinators);
+    }
+    match answer {
+        Ok(b) => FindCoordinatorResponse::default()
+            .with_node_id(b.node_id)
+            .with_host(str_bytes(b.host))
+            .with_port(b.port),
+        Err((code, msg)) => FindCoordinatorResponse::default()
+            .with_error_code(code)
+            .with_error_message(Some(str_bytes(msg)))
+            .with_node_id(BrokerId(-1))
+            .with_host(StrBytes::default())
+            .with_port(-1),
+    }
+}
+
+fn locate(ctx: &RequestContext, key_type: i8) -> Result<BrokerEndpoint, (i16, String)> {
+    if key_type != KEY_TYPE_GROUP {
+        return Err((
+            ctx.error(ErrorCode::InvalidRequest),
+            "Cohort serves group coordinators only (no transactions)".into(),
+        ));
+    }
+    let not_available = |e: GroupError| (failure_code(ctx, &e), e.to_string());
+    let groups = groups(ctx).map_err(not_available)?;
+    let Some(leader) = groups.leader() else {
+        return Err(not_available(GroupError::NotAvailable(
+            "no Raft leader is known".into(),
+        )));
+    };
+    ctx.broker
+        .cluster
+        .brokers()
+        .into_iter()
+        .find(|b| u64::try_from(b.node_id.0).ok() == Some(leader.node_id))
+        .ok_or_else(|| {
+            not_available(GroupError::NotAvailable(format!(
+                "leader {} has no Kafka endpoint",
+                leader.node_id
+            )))
+        })
+}
