@@ -1,0 +1,341 @@
+//! The group coordinator over the wire, with raw requests at exact versions: a group's life
+//! (find, join, sync, heartbeat, commit, fetch, describe, list, leave, delete), fencing of
+//! zombies, and every error code the coordinator issue names.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod group_wire;
+
+use std::io::Write;
+
+use common::raw::RawClient;
+use common::Cohort;
+use group_wire::*;
+use kafka_protocol::messages::*;
+
+/// A broker whose first rebalance does not wait for more members.
+fn broker(dir: &tempfile::TempDir, extra: &[&str]) -> Cohort {
+    let mut flags = vec!["--group-initial-rebalance-delay-ms", "0"];
+    flags.extend_from_slice(extra);
+    Cohort::start(&dir.path().join("data"), &flags)
+}
+
+fn wait_for_state(c: &mut RawClient, group: &str, state: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while describe(c, group).group_state.as_str() != state {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{group} never reached {state}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_group_lives_its_whole_life_over_the_wire() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir, &[]);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "t", 3);
+
+    // The one node is the coordinator, at the address clients use.
+    let found = find_coordinator_v4(&mut c, "g");
+    assert_eq!(
+        (found.error_code, found.node_id.0, found.port),
+        (0, 1, i32::from(b.kafka.port()))
+    );
+    let v3 = match c.call(
+        ApiKey::FindCoordinator,
+        3,
+        RequestKind::FindCoordinator(FindCoordinatorRequest::default().with_key(s("g"))),
+    ) {
+        ResponseKind::FindCoordinator(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((v3.error_code, v3.port), (0, i32::from(b.kafka.port())));
+
+    let joined = join_new_member(&mut c, "g", &["t"]);
+    assert_eq!(joined.error_code, 0, "{joined:?}");
+    assert_eq!(joined.generation_id, 1);
+    let me = joined.member_id.to_string();
+    assert_eq!(joined.leader.to_string(), me);
+    assert_eq!(joined.members.len(), 1, "the leader gets the members");
+    let synced = sync(&mut c, "g", 1, &me, &[(&me, b"assignment-bytes")]);
+    assert_eq!(synced.error_code, 0);
+    assert_eq!(&synced.assignment[..], b"assignment-bytes");
+    assert_eq!(heartbeat(&mut c, "g", 1, &me), 0);
+
+    // INCONSISTENT_GROUP_PROTOCOL: another protocol type than the group's.
+    let mut other = join_request("g", "", None, &["t"], 10_000);
+    other.protocol_type = s("connect");
+    let r = join(&mut RawClient::connect(b.kafka), 4, other);
+    assert_eq!(r.error_code, 23, "{r:?}");
+
+    let member_commit = Commit {
+        group: "g",
+        generation: 1,
+        member: &me,
+        instance: None,
+        topic: "t",
+        partition: 2,
+        offset: 42,
+        metadata: "m",
+    };
+    assert_eq!(commit(&mut c, &member_commit), 0);
+    assert_eq!(fetch_all(&mut c, "g"), vec![("t".into(), 2, 42)]);
+
+    let described = describe(&mut c, "g");
+    assert_eq!(described.error_code, 0);
+    assert_eq!(described.group_state.as_str(), "Stable");
+    assert_eq!(described.protocol_data.as_str(), "range");
+    assert_eq!(described.members.len(), 1);
+    assert_eq!(described.members[0].client_id.as_str(), "raw-test");
+    assert_eq!(described.members[0].client_host.as_str(), "/127.0.0.1");
+    assert_eq!(
+        &described.members[0].member_assignment[..],
+        b"assignment-bytes"
+    );
+    assert_eq!(described.authorized_operations, i32::MIN);
+
+    let listed = match c.call(
+        ApiKey::ListGroups,
+        4,
+        RequestKind::ListGroups(ListGroupsRequest::default()),
+    ) {
+        ResponseKind::ListGroups(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(listed.error_code, 0);
+    let g: Vec<(String, String, String)> = listed
+        .groups
+        .iter()
+        .map(|g| {
+            (
+                g.group_id.to_string(),
+                g.protocol_type.to_string(),
+                g.group_state.to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(g, vec![("g".into(), "consumer".into(), "Stable".into())]);
+
+    // An active group cannot be deleted; one that never existed is not found.
+    assert_eq!(delete_groups(&mut c, &["g", "never"]), vec![68, 69]);
+
+    let leave = LeaveGroupRequest::default()
+        .with_group_id(GroupId(s("g")))
+        .with_members(vec![
+            leave_group_request::MemberIdentity::default().with_member_id(s(&me))
+        ]);
+    match c.call(ApiKey::LeaveGroup, 3, RequestKind::LeaveGroup(leave)) {
+        ResponseKind::LeaveGroup(r) => {
+            assert_eq!(r.error_code, 0);
+            assert_eq!(r.members[0].error_code, 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(describe(&mut c, "g").group_state.as_str(), "Empty");
+    // Empty: an admin commit (generation -1, no member) is accepted, as --reset-offsets does.
+    assert_eq!(commit(&mut c, &Commit::admin("g", "t", 0, 7)), 0);
+    assert_eq!(
+        fetch_all(&mut c, "g"),
+        vec![("t".into(), 0, 7), ("t".into(), 2, 42)]
+    );
+    assert_eq!(delete_groups(&mut c, &["g"]), vec![0]);
+    assert_eq!(fetch_all(&mut c, "g"), vec![]);
+    // Unknown group: Dead with no error (kafkajs setOffsets relies on it).
+    let dead = describe(&mut c, "g");
+    assert_eq!((dead.error_code, dead.group_state.as_str()), (0, "Dead"));
+}
+
+#[test]
+fn zombies_are_fenced_and_their_commits_never_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir, &[]);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "t", 2);
+
+    // A static member (v5, instance id): no MEMBER_ID_REQUIRED round.
+    let first = join(&mut c, 5, join_request("g", "", Some("i1"), &["t"], 10_000));
+    assert_eq!(first.error_code, 0, "{first:?}");
+    let old = first.member_id.to_string();
+    assert_eq!(sync(&mut c, "g", 1, &old, &[(&old, b"a")]).error_code, 0);
+    let ok = Commit {
+        group: "g",
+        generation: 1,
+        member: &old,
+        instance: Some("i1"),
+        topic: "t",
+        partition: 0,
+        offset: 10,
+        metadata: "",
+    };
+    assert_eq!(commit(&mut c, &ok), 0);
+
+    // The same instance restarts: a new member id replaces the old one without a rebalance.
+    let second = join(&mut c, 5, join_request("g", "", Some("i1"), &["t"], 10_000));
+    assert_eq!(second.error_code, 0, "{second:?}");
+    let new = second.member_id.to_string();
+    assert_ne!(new, old);
+    assert_eq!(second.generation_id, 1, "no rebalance for a static rejoin");
+
+    // The superseded instance is fenced; a stale generation and an unknown member too.
+    let zombie = Commit { offset: 99, ..ok };
+    assert_eq!(commit(&mut c, &zombie), 82, "FENCED_INSTANCE_ID");
+    let stale = Commit {
+        member: &new,
+        generation: 0,
+        offset: 98,
+        ..zombie
+    };
+    assert_eq!(commit(&mut c, &stale), 22, "ILLEGAL_GENERATION");
+    let unknown = Commit {
+        member: "nobody",
+        instance: None,
+        generation: 1,
+        offset: 97,
+        ..zombie
+    };
+    assert_eq!(commit(&mut c, &unknown), 25, "UNKNOWN_MEMBER_ID");
+    assert_eq!(heartbeat(&mut c, "g", 1, "nobody"), 25);
+
+    // A second member joins: the group rebalances. Its join parks until the first member
+    // rejoins (on another connection), then both get generation 2: CompletingRebalance.
+    let mut c2 = RawClient::connect(b.kafka);
+    let m2 = join(&mut c2, 5, join_request("g", "", None, &["t"], 10_000));
+    assert_eq!(m2.error_code, 79);
+    let m2_id = m2.member_id.to_string();
+    let (_, frame) = c2.frame(
+        ApiKey::JoinGroup,
+        5,
+        &RequestKind::JoinGroup(join_request("g", &m2_id, None, &["t"], 10_000)),
+    );
+    c2.stream.write_all(&frame).unwrap();
+    wait_for_state(&mut c, "g", "PreparingRebalance");
+    assert_eq!(heartbeat(&mut c, "g", 1, &new), 27, "REBALANCE_IN_PROGRESS");
+    let rejoined = join(
+        &mut c,
+        5,
+        join_request("g", &new, Some("i1"), &["t"], 10_000),
+    );
+    assert_eq!((rejoined.error_code, rejoined.generation_id), (0, 2));
+    let (_, parked) = c2.read_response(ApiKey::JoinGroup, 5);
+    match parked {
+        ResponseKind::JoinGroup(r) => assert_eq!((r.error_code, r.generation_id), (0, 2)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        describe(&mut c, "g").group_state.as_str(),
+        "CompletingRebalance"
+    );
+    let during = Commit {
+        member: &new,
+        generation: 2,
+        offset: 96,
+        ..ok
+    };
+    assert_eq!(commit(&mut c, &during), 27, "REBALANCE_IN_PROGRESS");
+
+    // None of the refused commits is visible.
+    assert_eq!(fetch_all(&mut c, "g"), vec![("t".into(), 0, 10)]);
+}
+
+#[test]
+fn limits_and_bad_input_get_kafkas_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir, &["--group-max-size", "1"]);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "t", 1);
+
+    // INVALID_SESSION_TIMEOUT below group.min.session.timeout.ms.
+    let r = join(&mut c, 5, join_request("g", "", None, &["t"], 1_000));
+    assert_eq!(r.error_code, 26);
+    // INVALID_GROUP_ID for the empty id on JoinGroup.
+    let r = join(&mut c, 5, join_request("", "", None, &["t"], 10_000));
+    assert_eq!(r.error_code, 24);
+
+    let joined = join_new_member(&mut c, "g", &["t"]);
+    assert_eq!(joined.error_code, 0);
+    let me = joined.member_id.to_string();
+    assert_eq!(sync(&mut c, "g", 1, &me, &[(&me, b"")]).error_code, 0);
+
+    // GROUP_MAX_SIZE_REACHED past --group-max-size.
+    let mut c2 = RawClient::connect(b.kafka);
+    let first = join(&mut c2, 5, join_request("g", "", None, &["t"], 10_000));
+    let second = if first.error_code == 79 {
+        join(
+            &mut c2,
+            5,
+            join_request("g", &first.member_id.to_string(), None, &["t"], 10_000),
+        )
+    } else {
+        first
+    };
+    assert_eq!(second.error_code, 81, "{second:?}");
+
+    // OFFSET_METADATA_TOO_LARGE and UNKNOWN_TOPIC_OR_PARTITION, per partition.
+    let big = "x".repeat(4097);
+    let too_large = Commit {
+        group: "g",
+        generation: 1,
+        member: &me,
+        instance: None,
+        topic: "t",
+        partition: 0,
+        offset: 1,
+        metadata: &big,
+    };
+    assert_eq!(commit(&mut c, &too_large), 12);
+    let unknown_topic = Commit {
+        topic: "nope",
+        metadata: "",
+        ..too_large
+    };
+    assert_eq!(commit(&mut c, &unknown_topic), 3);
+    let unknown_partition = Commit {
+        partition: 5,
+        metadata: "",
+        ..too_large
+    };
+    assert_eq!(commit(&mut c, &unknown_partition), 3);
+
+    // GROUP_SUBSCRIBED_TO_TOPIC: OffsetDelete on a topic a member subscribes to.
+    assert_eq!(
+        commit(
+            &mut c,
+            &Commit {
+                metadata: "",
+                ..too_large
+            }
+        ),
+        0
+    );
+    let req = OffsetDeleteRequest::default()
+        .with_group_id(GroupId(s("g")))
+        .with_topics(vec![
+            offset_delete_request::OffsetDeleteRequestTopic::default()
+                .with_name(TopicName(s("t")))
+                .with_partitions(vec![
+                    offset_delete_request::OffsetDeleteRequestPartition::default()
+                        .with_partition_index(0),
+                ]),
+        ]);
+    match c.call(
+        ApiKey::OffsetDelete,
+        0,
+        RequestKind::OffsetDelete(req.clone()),
+    ) {
+        ResponseKind::OffsetDelete(r) => {
+            assert_eq!(r.error_code, 0);
+            assert_eq!(r.topics[0].partitions[0].error_code, 86);
+        }
+        other => panic!("{other:?}"),
+    }
+    // GROUP_ID_NOT_FOUND on OffsetDelete of an unknown group.
+    let missing = req.clone().with_group_id(GroupId(s("missing")));
+    match c.call(ApiKey::OffsetDelete, 0, RequestKind::OffsetDelete(missing)) {
+        ResponseKind::OffsetDelete(r) => assert_eq!(r.error_code, 69),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fetch_all(&mut c, "g"), vec![("t".into(), 0, 1)]);
+}
