@@ -169,7 +169,8 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
             }
             RequestKind::InitProducerId(r)
         }
-        other => panic!("no sample for {other:?}: add one with its handler"),
+        other => group_request_sample(other, v)
+            .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
     }
 }
 
@@ -331,7 +332,8 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
                 .with_producer_id(ProducerId(4000))
                 .with_producer_epoch(0),
         ),
-        other => panic!("no sample for {other:?}: add one with its handler"),
+        other => group_response_sample(other, v)
+            .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
     }
 }
 
@@ -442,4 +444,395 @@ fn legacy_produce_versions_decode_for_their_error_answer() {
         assert_eq!(req.version(), v);
         assert_eq!(req.body, sample);
     }
+}
+
+/// Request samples of the group coordinator's APIs (served by `src/group`).
+fn group_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
+    let gid = || GroupId(s("billing"));
+    Some(match key {
+        ApiKey::FindCoordinator => {
+            let mut r = FindCoordinatorRequest::default();
+            if v >= 1 {
+                r = r.with_key_type(0);
+            }
+            r = if v >= 4 {
+                r.with_coordinator_keys(vec![s("billing"), s("audit")])
+            } else {
+                r.with_key(s("billing"))
+            };
+            RequestKind::FindCoordinator(r)
+        }
+        ApiKey::JoinGroup => {
+            let mut r = JoinGroupRequest::default()
+                .with_group_id(gid())
+                .with_session_timeout_ms(10_000)
+                .with_member_id(s("m-1"))
+                .with_protocol_type(s("consumer"))
+                .with_protocols(vec![join_group_request::JoinGroupRequestProtocol::default(
+                )
+                .with_name(s("range"))
+                .with_metadata(Bytes::from_static(b"subscription"))]);
+            if v >= 1 {
+                r = r.with_rebalance_timeout_ms(300_000);
+            }
+            if v >= 5 {
+                r = r.with_group_instance_id(Some(s("instance-1")));
+            }
+            if v >= 8 {
+                r = r.with_reason(Some(s("rejoin")));
+            }
+            RequestKind::JoinGroup(r)
+        }
+        ApiKey::SyncGroup => {
+            let mut r = SyncGroupRequest::default()
+                .with_group_id(gid())
+                .with_generation_id(3)
+                .with_member_id(s("m-1"))
+                .with_assignments(vec![
+                    sync_group_request::SyncGroupRequestAssignment::default()
+                        .with_member_id(s("m-1"))
+                        .with_assignment(Bytes::from_static(b"assignment")),
+                ]);
+            if v >= 3 {
+                r = r.with_group_instance_id(Some(s("instance-1")));
+            }
+            if v >= 5 {
+                r = r
+                    .with_protocol_type(Some(s("consumer")))
+                    .with_protocol_name(Some(s("range")));
+            }
+            RequestKind::SyncGroup(r)
+        }
+        ApiKey::Heartbeat => {
+            let mut r = HeartbeatRequest::default()
+                .with_group_id(gid())
+                .with_generation_id(3)
+                .with_member_id(s("m-1"));
+            if v >= 3 {
+                r = r.with_group_instance_id(Some(s("instance-1")));
+            }
+            RequestKind::Heartbeat(r)
+        }
+        ApiKey::LeaveGroup => {
+            let r = LeaveGroupRequest::default().with_group_id(gid());
+            RequestKind::LeaveGroup(if v >= 3 {
+                let mut m = leave_group_request::MemberIdentity::default()
+                    .with_member_id(s("m-1"))
+                    .with_group_instance_id(Some(s("instance-1")));
+                if v >= 5 {
+                    m = m.with_reason(Some(s("closing")));
+                }
+                r.with_members(vec![m])
+            } else {
+                r.with_member_id(s("m-1"))
+            })
+        }
+        ApiKey::OffsetCommit => {
+            let mut p = offset_commit_request::OffsetCommitRequestPartition::default()
+                .with_partition_index(2)
+                .with_committed_offset(42)
+                .with_committed_metadata(Some(s("meta")));
+            if v >= 6 {
+                p = p.with_committed_leader_epoch(5);
+            }
+            let mut r = OffsetCommitRequest::default()
+                .with_group_id(gid())
+                .with_generation_id_or_member_epoch(3)
+                .with_member_id(s("m-1"))
+                .with_topics(vec![
+                    offset_commit_request::OffsetCommitRequestTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![p]),
+                ]);
+            if v <= 4 {
+                r = r.with_retention_time_ms(60_000);
+            }
+            if v >= 7 {
+                r = r.with_group_instance_id(Some(s("instance-1")));
+            }
+            RequestKind::OffsetCommit(r)
+        }
+        ApiKey::OffsetFetch => {
+            let mut r = OffsetFetchRequest::default();
+            if v >= 8 {
+                let mut g = offset_fetch_request::OffsetFetchRequestGroup::default()
+                    .with_group_id(gid())
+                    .with_topics(Some(vec![
+                        offset_fetch_request::OffsetFetchRequestTopics::default()
+                            .with_name(topic("orders"))
+                            .with_partition_indexes(vec![0, 2]),
+                    ]));
+                if v >= 9 {
+                    g = g.with_member_id(Some(s("m-1"))).with_member_epoch(4);
+                }
+                r = r.with_groups(vec![
+                    g,
+                    offset_fetch_request::OffsetFetchRequestGroup::default()
+                        .with_group_id(GroupId(s("audit")))
+                        .with_topics(None),
+                ]);
+            } else {
+                r = r.with_group_id(gid()).with_topics(Some(vec![
+                    offset_fetch_request::OffsetFetchRequestTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partition_indexes(vec![0, 2]),
+                ]));
+            }
+            if v >= 7 {
+                r = r.with_require_stable(true);
+            }
+            RequestKind::OffsetFetch(r)
+        }
+        ApiKey::OffsetDelete => RequestKind::OffsetDelete(
+            OffsetDeleteRequest::default()
+                .with_group_id(gid())
+                .with_topics(vec![
+                    offset_delete_request::OffsetDeleteRequestTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![
+                            offset_delete_request::OffsetDeleteRequestPartition::default()
+                                .with_partition_index(1),
+                        ]),
+                ]),
+        ),
+        ApiKey::DeleteGroups => RequestKind::DeleteGroups(
+            DeleteGroupsRequest::default().with_groups_names(vec![gid(), GroupId(s("audit"))]),
+        ),
+        ApiKey::ListGroups => {
+            let mut r = ListGroupsRequest::default();
+            if v >= 4 {
+                r = r.with_states_filter(vec![s("Stable"), s("Empty")]);
+            }
+            if v >= 5 {
+                r = r.with_types_filter(vec![s("classic")]);
+            }
+            RequestKind::ListGroups(r)
+        }
+        ApiKey::DescribeGroups => {
+            let mut r = DescribeGroupsRequest::default().with_groups(vec![gid()]);
+            if v >= 3 {
+                r = r.with_include_authorized_operations(true);
+            }
+            RequestKind::DescribeGroups(r)
+        }
+        _ => return None,
+    })
+}
+
+/// Response samples of the group coordinator's APIs.
+fn group_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
+    let gid = || GroupId(s("billing"));
+    Some(match key {
+        ApiKey::FindCoordinator => {
+            let mut r = FindCoordinatorResponse::default();
+            if v >= 1 {
+                r = r.with_throttle_time_ms(0);
+            }
+            r = if v >= 4 {
+                r.with_coordinators(vec![find_coordinator_response::Coordinator::default()
+                    .with_key(s("billing"))
+                    .with_node_id(BrokerId(2))
+                    .with_host(s("127.0.0.1"))
+                    .with_port(19092)
+                    .with_error_code(0)
+                    .with_error_message(None)])
+            } else {
+                let r = r
+                    .with_error_code(0)
+                    .with_node_id(BrokerId(2))
+                    .with_host(s("127.0.0.1"))
+                    .with_port(19092);
+                if v >= 1 {
+                    r.with_error_message(Some(s("NONE")))
+                } else {
+                    r
+                }
+            };
+            ResponseKind::FindCoordinator(r)
+        }
+        ApiKey::JoinGroup => {
+            let mut m = join_group_response::JoinGroupResponseMember::default()
+                .with_member_id(s("m-1"))
+                .with_metadata(Bytes::from_static(b"subscription"));
+            if v >= 5 {
+                m = m.with_group_instance_id(Some(s("instance-1")));
+            }
+            let mut r = JoinGroupResponse::default()
+                .with_error_code(0)
+                .with_generation_id(3)
+                .with_protocol_name(Some(s("range")))
+                .with_leader(s("m-1"))
+                .with_member_id(s("m-1"))
+                .with_members(vec![m]);
+            if v >= 2 {
+                r = r.with_throttle_time_ms(0);
+            }
+            if v >= 7 {
+                r = r.with_protocol_type(Some(s("consumer")));
+            }
+            if v >= 9 {
+                r = r.with_skip_assignment(true);
+            }
+            ResponseKind::JoinGroup(r)
+        }
+        ApiKey::SyncGroup => {
+            let mut r = SyncGroupResponse::default()
+                .with_error_code(0)
+                .with_assignment(Bytes::from_static(b"assignment"));
+            if v >= 1 {
+                r = r.with_throttle_time_ms(0);
+            }
+            if v >= 5 {
+                r = r
+                    .with_protocol_type(Some(s("consumer")))
+                    .with_protocol_name(Some(s("range")));
+            }
+            ResponseKind::SyncGroup(r)
+        }
+        ApiKey::Heartbeat => {
+            let mut r = HeartbeatResponse::default().with_error_code(27);
+            if v >= 1 {
+                r = r.with_throttle_time_ms(0);
+            }
+            ResponseKind::Heartbeat(r)
+        }
+        ApiKey::LeaveGroup => {
+            let mut r = LeaveGroupResponse::default().with_error_code(0);
+            if v >= 1 {
+                r = r.with_throttle_time_ms(0);
+            }
+            if v >= 3 {
+                r = r.with_members(vec![leave_group_response::MemberResponse::default()
+                    .with_member_id(s("m-1"))
+                    .with_group_instance_id(Some(s("instance-1")))
+                    .with_error_code(25)]);
+            }
+            ResponseKind::LeaveGroup(r)
+        }
+        ApiKey::OffsetCommit => {
+            let mut r = OffsetCommitResponse::default().with_topics(vec![
+                offset_commit_response::OffsetCommitResponseTopic::default()
+                    .with_name(topic("orders"))
+                    .with_partitions(vec![
+                        offset_commit_response::OffsetCommitResponsePartition::default()
+                            .with_partition_index(2)
+                            .with_error_code(22),
+                    ]),
+            ]);
+            if v >= 3 {
+                r = r.with_throttle_time_ms(0);
+            }
+            ResponseKind::OffsetCommit(r)
+        }
+        ApiKey::OffsetFetch => {
+            let mut r = OffsetFetchResponse::default();
+            if v >= 3 {
+                r = r.with_throttle_time_ms(0);
+            }
+            if v >= 8 {
+                r = r.with_groups(vec![
+                    offset_fetch_response::OffsetFetchResponseGroup::default()
+                        .with_group_id(gid())
+                        .with_error_code(0)
+                        .with_topics(vec![
+                            offset_fetch_response::OffsetFetchResponseTopics::default()
+                                .with_name(topic("orders"))
+                                .with_partitions(vec![
+                                    offset_fetch_response::OffsetFetchResponsePartitions::default()
+                                        .with_partition_index(2)
+                                        .with_committed_offset(42)
+                                        .with_committed_leader_epoch(5)
+                                        .with_metadata(Some(s("meta")))
+                                        .with_error_code(0),
+                                ]),
+                        ]),
+                ]);
+            } else {
+                let mut p = offset_fetch_response::OffsetFetchResponsePartition::default()
+                    .with_partition_index(2)
+                    .with_committed_offset(42)
+                    .with_metadata(Some(s("meta")))
+                    .with_error_code(0);
+                if v >= 5 {
+                    p = p.with_committed_leader_epoch(5);
+                }
+                r = r.with_topics(vec![
+                    offset_fetch_response::OffsetFetchResponseTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![p]),
+                ]);
+                if v >= 2 {
+                    r = r.with_error_code(0);
+                }
+            }
+            ResponseKind::OffsetFetch(r)
+        }
+        ApiKey::OffsetDelete => ResponseKind::OffsetDelete(
+            OffsetDeleteResponse::default()
+                .with_error_code(0)
+                .with_throttle_time_ms(0)
+                .with_topics(vec![
+                    offset_delete_response::OffsetDeleteResponseTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![
+                            offset_delete_response::OffsetDeleteResponsePartition::default()
+                                .with_partition_index(1)
+                                .with_error_code(86),
+                        ]),
+                ]),
+        ),
+        ApiKey::DeleteGroups => ResponseKind::DeleteGroups(
+            DeleteGroupsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_results(vec![delete_groups_response::DeletableGroupResult::default(
+                )
+                .with_group_id(gid())
+                .with_error_code(68)]),
+        ),
+        ApiKey::ListGroups => {
+            let mut g = list_groups_response::ListedGroup::default()
+                .with_group_id(gid())
+                .with_protocol_type(s("consumer"));
+            if v >= 4 {
+                g = g.with_group_state(s("Stable"));
+            }
+            if v >= 5 {
+                g = g.with_group_type(s("classic"));
+            }
+            let mut r = ListGroupsResponse::default()
+                .with_error_code(0)
+                .with_groups(vec![g]);
+            if v >= 1 {
+                r = r.with_throttle_time_ms(0);
+            }
+            ResponseKind::ListGroups(r)
+        }
+        ApiKey::DescribeGroups => {
+            let mut m = describe_groups_response::DescribedGroupMember::default()
+                .with_member_id(s("m-1"))
+                .with_client_id(s("rdkafka"))
+                .with_client_host(s("/127.0.0.1"))
+                .with_member_metadata(Bytes::from_static(b"subscription"))
+                .with_member_assignment(Bytes::from_static(b"assignment"));
+            if v >= 4 {
+                m = m.with_group_instance_id(Some(s("instance-1")));
+            }
+            let mut g = describe_groups_response::DescribedGroup::default()
+                .with_error_code(0)
+                .with_group_id(gid())
+                .with_group_state(s("Stable"))
+                .with_protocol_type(s("consumer"))
+                .with_protocol_data(s("range"))
+                .with_members(vec![m]);
+            if v >= 3 {
+                g = g.with_authorized_operations(328);
+            }
+            let mut r = DescribeGroupsResponse::default().with_groups(vec![g]);
+            if v >= 1 {
+                r = r.with_throttle_time_ms(0);
+            }
+            ResponseKind::DescribeGroups(r)
+        }
+        _ => return None,
+    })
 }

@@ -58,7 +58,7 @@ pub struct TopicsChanged {
 }
 
 /// How often a new leader checks whether it has applied what was committed before it led.
-const LOAD_POLL: Duration = Duration::from_millis(5);
+const LOAD_POLL: Duration = Duration::from_millis(20);
 
 pub(crate) struct Runtime {
     pub node: Arc<MetaNode<CohortApp>>,
@@ -77,6 +77,11 @@ pub(crate) struct Runtime {
 impl Runtime {
     pub(crate) async fn run(mut self) {
         let mut leader = self.node.leader_watch();
+        // Applies move the metrics; a Loading leader re-checks on each change (and on a slow
+        // tick, in case the last change came before it started looking).
+        let mut raft_metrics = self.node.raft().metrics();
+        let mut load_tick = tokio::time::interval(LOAD_POLL);
+        load_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.on_leader_change(leader.borrow_and_update().clone().map(|l| l.node_id));
         loop {
             let role = *self.role_tx.borrow();
@@ -104,7 +109,14 @@ impl Runtime {
                 _ = async { if let Some(s) = sleep { s.await } }, if deadline.is_some() => {
                     self.fire_due();
                 }
-                _ = tokio::time::sleep(LOAD_POLL), if role == Role::Loading => {
+                changed = raft_metrics.changed(), if role == Role::Loading => {
+                    if changed.is_err() {
+                        self.step_down();
+                        return;
+                    }
+                    self.check_loaded();
+                }
+                _ = load_tick.tick(), if role == Role::Loading => {
                     self.check_loaded();
                 }
             }

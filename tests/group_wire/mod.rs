@@ -2,6 +2,8 @@
 //! version through `common::raw::RawClient` and returns the decoded response.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_protocol::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,

@@ -1,0 +1,129 @@
+//! Consumer groups with real clients none of us wrote: librdkafka (confluent-kafka) consumers
+//! forming, balancing and rebalancing a group and committing; its AdminClient; kafka-python's
+//! admin (OffsetDelete, DescribeGroups with authorized operations); kafkajs's admin.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod group_wire;
+
+use std::time::Duration;
+
+use common::raw::RawClient;
+use common::{node_script, python_script, Cohort};
+use group_wire::{commit, create_topic, Commit};
+use serde_json::{json, Value};
+
+fn broker(dir: &tempfile::TempDir) -> Cohort {
+    // A short initial rebalance delay keeps the test fast; the rule itself is the core's.
+    Cohort::start(
+        &dir.path().join("data"),
+        &["--group-initial-rebalance-delay-ms", "500"],
+    )
+}
+
+fn parse(out: &std::process::Output, broker: &Cohort) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: stdout {} stderr {}\nlog:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            broker.log()
+        )
+    })
+}
+
+#[test]
+fn librdkafka_consumers_balance_rebalance_commit_and_admin_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_confluent.py",
+        &[&b.bootstrap()],
+        Duration::from_secs(150),
+    );
+    let got = parse(&out, &b);
+    let expected = json!({
+        "three_balanced": true,
+        "three_cover_all": true,
+        "commit_errors": [],
+        "committed": [[0, 10], [1, 11], [2, 12], [3, 13], [4, 14], [5, 15]],
+        "alter_active": "UNKNOWN_MEMBER_ID",
+        "describe_active": ["STABLE", 3],
+        "two_balanced": true,
+        "listed": [["billing", "EMPTY"]],
+        "describe_empty": ["EMPTY", 0],
+        "after_alter": [[0, 5], [1, 11]],
+        "after_delete": [],
+    });
+    assert_eq!(got, expected, "log:\n{}", b.log());
+}
+
+#[test]
+fn kafka_python_admin_reads_and_deletes_offsets_and_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_kafka_python.py",
+        &[&b.bootstrap(), "kp-events"],
+        Duration::from_secs(120),
+    );
+    let got = parse(&out, &b);
+    let expected = json!({
+        "committed": [3, 4],
+        "listed": [["kp-group", "Empty"]],
+        "described": ["Empty", "", 0],
+        "offsets": [[0, 3], [1, 4]],
+        "delete_offsets": [[0, "NoError"]],
+        "offsets_after": [[1, 4]],
+        "delete_groups": [["kp-group", "OK"], ["never-was", "GroupIdNotFoundError"]],
+    });
+    assert_eq!(got, expected, "log:\n{}", b.log());
+}
+
+#[test]
+fn kafkajs_admin_fetches_describes_lists_and_deletes() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "kjs-events", 3);
+    assert_eq!(
+        commit(&mut c, &Commit::admin("kjs-group", "kjs-events", 0, 5)),
+        0
+    );
+    assert_eq!(
+        commit(&mut c, &Commit::admin("kjs-group", "kjs-events", 2, 9)),
+        0
+    );
+    let out = node_script(
+        "groups_kafkajs.js",
+        &[&b.bootstrap()],
+        Duration::from_secs(120),
+    );
+    let got = parse(&out, &b);
+    let expected = json!({
+        "fetched": [[0, "5"], [1, "-1"], [2, "9"]],
+        "described": [["kjs-group", "Empty", 0], ["kjs-never", "Dead", 0]],
+        "listed": ["kjs-group"],
+        "after_delete": [],
+    });
+    assert_eq!(got, expected, "log:\n{}", b.log());
+}
+
+#[test]
+fn a_static_librdkafka_member_restarted_within_its_session_keeps_its_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_static.py",
+        &[&b.bootstrap()],
+        Duration::from_secs(150),
+    );
+    let got = parse(&out, &b);
+    let expected = json!({
+        "balanced": true,
+        "rejoined": true,
+        "same_partitions": true,
+        "b_untouched": true,
+    });
+    assert_eq!(got, expected, "log:\n{}", b.log());
+}

@@ -1,0 +1,161 @@
+//! Three processes, one Raft group: every node lists all brokers with the Raft leader as
+//! controller and names the leader as coordinator; followers answer group APIs with
+//! NOT_COORDINATOR and topic changes with NOT_CONTROLLER; topics and commits made on the
+//! leader are visible through every node's metadata.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+mod group_wire;
+
+use std::time::{Duration, Instant};
+
+use common::raw::RawClient;
+use group_wire::cluster;
+use group_wire::*;
+use kafka_protocol::messages::*;
+
+fn metadata(c: &mut RawClient, topics: Option<&[&str]>) -> MetadataResponse {
+    let req = MetadataRequest::default()
+        .with_topics(topics.map(|ts| {
+            ts.iter()
+                .map(|t| {
+                    metadata_request::MetadataRequestTopic::default()
+                        .with_name(Some(TopicName(s(t))))
+                })
+                .collect()
+        }))
+        .with_allow_auto_topic_creation(false);
+    match c.call(ApiKey::Metadata, 9, RequestKind::Metadata(req)) {
+        ResponseKind::Metadata(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn followers_point_to_the_leader_which_coordinates_every_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster::start(dir.path(), 3, &["--group-initial-rebalance-delay-ms", "0"]);
+
+    // Wait until every node agrees on a leader.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let leader = loop {
+        let controllers: Vec<i32> = nodes
+            .iter()
+            .map(|n| {
+                metadata(&mut RawClient::connect(n.kafka), None)
+                    .controller_id
+                    .0
+            })
+            .collect();
+        if controllers[0] > 0 && controllers.iter().all(|c| *c == controllers[0]) {
+            break controllers[0] as u64;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no agreed leader: {controllers:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let leader_node = nodes.iter().find(|n| n.id == leader).unwrap();
+    let follower = nodes.iter().find(|n| n.id != leader).unwrap();
+
+    // Every node lists the three brokers.
+    for n in &nodes {
+        let m = metadata(&mut RawClient::connect(n.kafka), None);
+        let mut brokers: Vec<(i32, i32)> =
+            m.brokers.iter().map(|b| (b.node_id.0, b.port)).collect();
+        brokers.sort();
+        let mut expected: Vec<(i32, i32)> = nodes
+            .iter()
+            .map(|n| (n.id as i32, i32::from(n.kafka.port())))
+            .collect();
+        expected.sort();
+        assert_eq!(brokers, expected, "node {}", n.id);
+    }
+
+    // A follower refuses topic changes with NOT_CONTROLLER; the leader places partitions on
+    // every node.
+    let mut f = RawClient::connect(follower.kafka);
+    let req = CreateTopicsRequest::default().with_topics(vec![
+        create_topics_request::CreatableTopic::default()
+            .with_name(TopicName(s("t")))
+            .with_num_partitions(6)
+            .with_replication_factor(1),
+    ]);
+    match f.call(ApiKey::CreateTopics, 5, RequestKind::CreateTopics(req)) {
+        ResponseKind::CreateTopics(r) => assert_eq!(r.topics[0].error_code, 41, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+    let mut l = RawClient::connect(leader_node.kafka);
+    create_topic(&mut l, "t", 6);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = metadata(&mut f, Some(&["t"]));
+        if m.topics[0].error_code == 0 {
+            let mut leaders: Vec<i32> = m.topics[0]
+                .partitions
+                .iter()
+                .map(|p| p.leader_id.0)
+                .collect();
+            leaders.sort();
+            leaders.dedup();
+            assert_eq!(leaders, vec![1, 2, 3], "partitions placed on every node");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the follower never saw the topic"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // FindCoordinator on a follower names the leader; group APIs there say NOT_COORDINATOR.
+    let found = find_coordinator_v4(&mut f, "g");
+    assert_eq!(
+        (found.error_code, found.node_id.0 as u64, found.port),
+        (0, leader, i32::from(leader_node.kafka.port()))
+    );
+    let r = join(&mut f, 5, join_request("g", "", None, &["t"], 10_000));
+    assert_eq!(r.error_code, 16, "NOT_COORDINATOR");
+    assert_eq!(commit(&mut f, &Commit::admin("g", "t", 0, 1)), 16);
+    assert_eq!(heartbeat(&mut f, "g", 1, "m"), 16);
+    assert_eq!(delete_groups(&mut f, &["g"]), vec![16]);
+    let listed = match f.call(
+        ApiKey::ListGroups,
+        4,
+        RequestKind::ListGroups(ListGroupsRequest::default()),
+    ) {
+        ResponseKind::ListGroups(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        (listed.error_code, listed.groups.len()),
+        (0, 0),
+        "a follower coordinates none"
+    );
+
+    // The leader coordinates: a group forms and commits there.
+    let first = join(&mut l, 5, join_request("g", "", None, &["t"], 10_000));
+    assert_eq!(
+        first.error_code,
+        79,
+        "{first:?}\nleader log:\n{}",
+        leader_node.log()
+    );
+    let joined = join_new_member(&mut l, "g", &["t"]);
+    assert_eq!(joined.error_code, 0);
+    let me = joined.member_id.to_string();
+    assert_eq!(sync(&mut l, "g", 1, &me, &[(&me, b"x")]).error_code, 0);
+    let ok = Commit {
+        group: "g",
+        generation: 1,
+        member: &me,
+        instance: None,
+        topic: "t",
+        partition: 5,
+        offset: 77,
+        metadata: "",
+    };
+    assert_eq!(commit(&mut l, &ok), 0);
+    assert_eq!(fetch_all(&mut l, "g"), vec![("t".into(), 5, 77)]);
+}
