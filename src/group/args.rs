@@ -21,8 +21,8 @@ pub struct ClusterArgs {
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<String>,
 
-    /// Raft log store.
-    #[arg(long, default_value = "sled")]
+    /// Raft log store: `segments` (the default, chosen by raft-meta's bake-off) or `sled`.
+    #[arg(long, default_value = "segments")]
     pub raft_store: String,
 }
 
@@ -136,7 +136,7 @@ mod tests {
             raft_listen: "127.0.0.1:0".into(),
             advertise_raft: None,
             peers: peers.iter().map(|s| s.to_string()).collect(),
-            raft_store: "sled".into(),
+            raft_store: "segments".into(),
         }
     }
 
