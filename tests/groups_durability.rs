@@ -49,7 +49,7 @@ fn every_acknowledged_commit_survives_kill_9() {
         })
         .collect();
     // Let load build up, then kill while requests are in flight.
-    while acked.lock().unwrap().values().sum::<i64>() < 2_000 {
+    while acked.lock().unwrap().values().sum::<i64>() < 8_000 {
         std::thread::sleep(Duration::from_millis(20));
     }
     b.kill9();
