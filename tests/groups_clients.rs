@@ -1,4 +1,5 @@
-//! Consumer groups with real clients none of us wrote: librdkafka (confluent-kafka) consumers
+//! Consumer groups with real clients none of us wrote: librdkafka (confluent-kafka), kafka-python
+//! and kafkajs consumers consuming every produced record once across a leave; librdkafka consumers
 //! forming, balancing and rebalancing a group and committing; its AdminClient; kafka-python's
 //! admin (OffsetDelete, DescribeGroups with authorized operations); kafkajs's admin.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -126,4 +127,52 @@ fn a_static_librdkafka_member_restarted_within_its_session_keeps_its_partitions(
         "b_untouched": true,
     });
     assert_eq!(got, expected, "log:\n{}", b.log());
+}
+
+/// Every record consumed exactly once, each partition's committed offset at its end, and the
+/// two consumers left after one leaves share all six partitions.
+fn assert_consumed_exactly_once(got: &Value, total: u64, b: &Cohort) {
+    let per_partition = total / 6;
+    let committed: Vec<Value> = (0..6).map(|p| json!([p, per_partition])).collect();
+    assert_eq!(got["consumed"], json!(total), "{got}\nlog:\n{}", b.log());
+    assert_eq!(got["distinct"], json!(total), "{got}");
+    assert_eq!(got["left"], json!(true), "{got}");
+    assert_eq!(got["after_leave"], json!([3, 3]), "{got}");
+    assert_eq!(got["committed"], json!(committed), "{got}");
+}
+
+#[test]
+fn librdkafka_group_consumes_every_record_once_across_a_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_confluent_e2e.py",
+        &[&b.bootstrap()],
+        Duration::from_secs(150),
+    );
+    assert_consumed_exactly_once(&parse(&out, &b), 600, &b);
+}
+
+#[test]
+fn kafka_python_group_consumes_every_record_once_across_a_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_kafka_python_e2e.py",
+        &[&b.bootstrap()],
+        Duration::from_secs(150),
+    );
+    assert_consumed_exactly_once(&parse(&out, &b), 300, &b);
+}
+
+#[test]
+fn kafkajs_group_consumes_every_record_once_across_a_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = node_script(
+        "groups_kafkajs_e2e.js",
+        &[&b.bootstrap()],
+        Duration::from_secs(150),
+    );
+    assert_consumed_exactly_once(&parse(&out, &b), 300, &b);
 }
