@@ -82,7 +82,7 @@ fn kafka_python_admin_reads_and_deletes_offsets_and_groups() {
 }
 
 #[test]
-fn kafkajs_admin_fetches_describes_lists_and_deletes() {
+fn kafkajs_admin_sets_offsets_of_a_new_group_fetches_describes_lists_and_deletes() {
     let dir = tempfile::tempdir().unwrap();
     let b = broker(&dir);
     let mut c = RawClient::connect(b.kafka);
@@ -102,9 +102,10 @@ fn kafkajs_admin_fetches_describes_lists_and_deletes() {
     );
     let got = parse(&out, &b);
     let expected = json!({
+        "set_fresh": [[0, "-1"], [1, "3"], [2, "-1"]],
         "fetched": [[0, "5"], [1, "-1"], [2, "9"]],
         "described": [["kjs-group", "Empty", 0], ["kjs-never", "Dead", 0]],
-        "listed": ["kjs-group"],
+        "listed": ["kjs-fresh", "kjs-group"],
         "after_delete": [],
     });
     assert_eq!(got, expected, "log:\n{}", b.log());
@@ -150,7 +151,14 @@ fn librdkafka_group_consumes_every_record_once_across_a_leave() {
         &[&b.bootstrap()],
         Duration::from_secs(150),
     );
-    assert_consumed_exactly_once(&parse(&out, &b), 600, &b);
+    let got = parse(&out, &b);
+    assert_consumed_exactly_once(&got, 600, &b);
+    let no_lag: Vec<Value> = (0..6).map(|p| json!([p, 0])).collect();
+    assert_eq!(
+        got["lag"],
+        json!(no_lag),
+        "AdminClient list_offsets vs committed: {got}"
+    );
 }
 
 #[test]

@@ -11,7 +11,7 @@ import sys
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 bootstrap = sys.argv[1]
 topic, group, total, parts = "e2e", "e2e-group", 600, 6
@@ -66,4 +66,9 @@ out = {
 }
 for c in consumers.values():
     c.close()
+# Lag as the AdminClient sees it: log end (ListOffsets) minus committed = 0 everywhere.
+ends = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in range(parts)})
+out["lag"] = sorted(
+    (tp.partition, f.result(30).offset - dict(out["committed"])[tp.partition]) for tp, f in ends.items()
+)
 print(json.dumps(out))
