@@ -184,3 +184,23 @@ fn kafkajs_group_consumes_every_record_once_across_a_leave() {
     );
     assert_consumed_exactly_once(&parse(&out, &b), 300, &b);
 }
+
+#[test]
+fn a_killed_librdkafka_consumer_costs_only_its_uncommitted_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_crash_consumer.py",
+        &[&b.bootstrap()],
+        Duration::from_secs(150),
+    );
+    let got = parse(&out, &b);
+    let expected = json!({
+        "killed": true,
+        "distinct": 600,
+        "duplicates_within_bound": true,
+        "duplicates_only_from_victim": true,
+        "after_crash": [3, 3],
+    });
+    assert_eq!(got, expected, "log:\n{}", b.log());
+}
