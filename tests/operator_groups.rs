@@ -706,3 +706,38 @@ fn delete_offsets_and_groups() {
         r.out
     );
 }
+
+#[test]
+fn a_kafkajs_group_is_described_as_both_admin_clients_see_it() {
+    let b = broker();
+    let out = common::node_script(
+        "operator_kafkajs.js",
+        &[&b.cohort.bootstrap(), "kjs", "events", "3"],
+        Duration::from_secs(60),
+    );
+    let made: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(made["committed"], serde_json::json!({"events:0": 3}));
+    let r = groups(&b, &["--describe", "--group", "kjs"]);
+    let w = [15, 15, 15, 15];
+    assert_eq!(
+        r.out,
+        [
+            offsets_line(OFFSETS_HEADER, w),
+            offsets_line(["kjs", "events", "0", "3", "5", "2", "-", "-", "-"], w),
+        ]
+        .concat()
+            + "\n"
+    );
+    assert_eq!(r.err, "\nConsumer group 'kjs' has no active members.\n");
+    let report = report(&b, &["kjs"]);
+    for client in ["confluent", "kafka_python"] {
+        assert_eq!(
+            report[client]["kjs"]["committed"],
+            serde_json::json!({"events:0": 3})
+        );
+        assert_eq!(
+            report[client]["kjs"]["log_end"],
+            serde_json::json!({"events:0": 5})
+        );
+    }
+}
