@@ -218,6 +218,8 @@ mod browser {
         // And a screenshot, for people.
         let shot =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/console-screenshot.png");
+        // Under the repository's target/ whatever CARGO_TARGET_DIR says, so it is easy to find.
+        std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
         let _ = std::fs::remove_file(&shot);
         let out = tokio::task::spawn_blocking({
             let profile = profile.path().to_path_buf();
