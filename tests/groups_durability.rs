@@ -79,3 +79,64 @@ fn every_acknowledged_commit_survives_kill_9() {
         }
     }
 }
+
+/// A group restarted from a snapshot plus log tail comes back as it was (members, generation,
+/// offsets), and its member's session timer is re-armed: with no heartbeats the member expires.
+#[test]
+fn groups_come_back_from_a_snapshot_and_their_sessions_restart() {
+    use group_wire::{describe, join_new_member, sync};
+
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let flags = [
+        "--raft-snapshot-every-entries",
+        "20",
+        "--group-initial-rebalance-delay-ms",
+        "0",
+    ];
+    let mut b = Cohort::start(&data, &flags);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "t", 2);
+    let joined = join_new_member(&mut c, "g", &["t"]);
+    let me = joined.member_id.to_string();
+    assert_eq!(sync(&mut c, "g", 1, &me, &[(&me, b"a")]).error_code, 0);
+    // Enough single-command entries for several snapshots, and a tail after the last one.
+    for offset in 1..=75 {
+        let commit_one = Commit {
+            group: "g",
+            generation: 1,
+            member: &me,
+            instance: None,
+            topic: "t",
+            partition: (offset % 2) as i32,
+            offset,
+            metadata: "",
+        };
+        assert_eq!(commit(&mut c, &commit_one), 0);
+    }
+    b.kill9();
+    let snapshots = std::fs::read_dir(data.join("raft").join("snapshots"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(snapshots > 0, "no snapshot was written");
+
+    let b = Cohort::start(&data, &flags);
+    let mut c = RawClient::connect(b.kafka);
+    assert_eq!(
+        fetch_all(&mut c, "g"),
+        vec![("t".into(), 0, 74), ("t".into(), 1, 75)]
+    );
+    let described = describe(&mut c, "g");
+    assert_eq!(described.group_state.as_str(), "Stable", "{}", b.log());
+    assert_eq!(described.members.len(), 1);
+    assert_eq!(described.members[0].member_id.to_string(), me);
+    // No heartbeats: the session (10 s in join_request) re-armed at restart expires it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while describe(&mut c, "g").group_state.as_str() != "Empty" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the member never expired"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

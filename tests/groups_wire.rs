@@ -84,6 +84,21 @@ fn a_group_lives_its_whole_life_over_the_wire() {
     assert_eq!(commit(&mut c, &member_commit), 0);
     assert_eq!(fetch_all(&mut c, "g"), vec![("t".into(), 2, 42)]);
 
+    let (status, metrics) = b.http_get("/metrics");
+    assert!(status.contains("200"), "{status}");
+    for line in [
+        "cohort_group_commits_total{result=\"ok\"} 1",
+        "cohort_group_rebalances_total 1",
+        "cohort_group_coordinator_active 1",
+        "cohort_request_errors_total{api=\"JoinGroup\",error=\"MEMBER_ID_REQUIRED\"} 1",
+        "cohort_group_commit_seconds_count 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+
     let described = describe(&mut c, "g");
     assert_eq!(described.error_code, 0);
     assert_eq!(described.group_state.as_str(), "Stable");

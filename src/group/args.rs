@@ -24,6 +24,11 @@ pub struct ClusterArgs {
     /// Raft log store: `segments` (the default, chosen by raft-meta's bake-off) or `sled`.
     #[arg(long, default_value = "segments")]
     pub raft_store: String,
+
+    /// Build a snapshot of the replicated state (groups, offsets, topics) after this many
+    /// log entries; the log behind it is purged.
+    #[arg(long, default_value_t = raft_meta::Tuning::default().snapshot_every_entries)]
+    pub raft_snapshot_every_entries: u64,
 }
 
 /// Group coordinator settings (Kafka's broker configs of the same names). Every node of a
@@ -79,6 +84,13 @@ pub enum ArgsError {
 }
 
 impl ClusterArgs {
+    pub fn tuning(&self) -> raft_meta::Tuning {
+        raft_meta::Tuning {
+            snapshot_every_entries: self.raft_snapshot_every_entries.max(1),
+            ..raft_meta::Tuning::default()
+        }
+    }
+
     pub fn store(&self) -> Result<RaftStore, ArgsError> {
         self.raft_store
             .parse()
@@ -137,6 +149,7 @@ mod tests {
             advertise_raft: None,
             peers: peers.iter().map(|s| s.to_string()).collect(),
             raft_store: "segments".into(),
+            raft_snapshot_every_entries: 1000,
         }
     }
 

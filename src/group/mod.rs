@@ -31,7 +31,7 @@ use coordinator::{ReadCommand, Reply, TimestampMs, WriteCommand};
 use raft_meta::cohort_app::{
     Body, CohortApp, Effect, EffectSink, Envelope, RequestToken, TopicLimits,
 };
-use raft_meta::{Bootstrap, LeaderInfo, MetaNode, NodeConfig, Tuning};
+use raft_meta::{Bootstrap, LeaderInfo, MetaNode, NodeConfig};
 use tokio::sync::{broadcast, mpsc, oneshot, watch, Semaphore};
 use tokio::task::JoinHandle;
 
@@ -163,7 +163,7 @@ pub async fn start(
         raft_dir: data_dir.join("raft"),
         store,
         bootstrap,
-        tuning: Tuning::default(),
+        tuning: cluster.tuning(),
     };
     if matches!(config.bootstrap, Bootstrap::Single) {
         tracing::info!("no peers: running as a one-voter cluster");

@@ -92,6 +92,9 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// Takes the data directory, opens its state, binds both listeners and starts serving.
     pub async fn start(args: ServeArgs) -> Result<Server, StartError> {
+        // Installs the recorder before anything counts (the Raft node and the coordinator
+        // publish gauges while they start).
+        let _ = m::prometheus();
         let lock = DataDirLock::acquire(&args.data_dir)?;
         let kafka_listener =
             TcpListener::bind(args.listen)
@@ -162,8 +165,6 @@ impl Server {
             shutdown: shutdown_rx.clone(),
             groups: Some(groups.clone()),
         });
-        // Installs the recorder before the first request counts anything.
-        let _ = m::prometheus();
         let kafka_task = tokio::spawn(run(kafka_listener, broker.clone(), shutdown_rx.clone()));
         let http_task = tokio::spawn(crate::http::run(http_listener, shutdown_rx.clone()));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
