@@ -179,6 +179,64 @@ fn sequence_rules_are_kafkas() {
 }
 
 #[test]
+fn pipelined_produces_are_written_and_answered_in_order() {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_protocol::messages::{ApiKey, ProduceRequest, RequestKind, ResponseKind, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &[]);
+    let mut c = RawClient::connect(broker.kafka);
+    assert_eq!(c.create_topic("pipe", 2, &[]), 0);
+    // 40 requests sent before reading any answer, alternating partitions, with an
+    // ApiVersions in the middle that must be answered after the produces before it.
+    let mut expected = Vec::new();
+    let mut wire = Vec::new();
+    for i in 0..40i32 {
+        if i == 20 {
+            let (id, frame) = c.frame(
+                ApiKey::ApiVersions,
+                3,
+                &RequestKind::ApiVersions(
+                    kafka_protocol::messages::ApiVersionsRequest::default()
+                        .with_client_software_name(StrBytes::from_static_str("pipe"))
+                        .with_client_software_version(StrBytes::from_static_str("1")),
+                ),
+            );
+            wire.extend(frame);
+            expected.push((id, None));
+        }
+        let req = ProduceRequest::default()
+            .with_transactional_id(None)
+            .with_acks(-1)
+            .with_timeout_ms(10_000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str("pipe")))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(i % 2)
+                    .with_records(Some(batch(&[format!("r{i}").as_bytes()], 0, None)))])]);
+        let (id, frame) = c.frame(ApiKey::Produce, 9, &RequestKind::Produce(req));
+        wire.extend(frame);
+        expected.push((id, Some((i % 2, i64::from(i / 2)))));
+    }
+    std::io::Write::write_all(&mut c.stream, &wire).unwrap();
+    for (id, produce) in expected {
+        match produce {
+            None => {
+                let (got, _) = c.read_response(ApiKey::ApiVersions, 3);
+                assert_eq!(got, id, "ApiVersions answered in its turn");
+            }
+            Some((partition, offset)) => {
+                let (got, body) = c.read_response(ApiKey::Produce, 9);
+                assert_eq!(got, id, "answers come in request order");
+                let ResponseKind::Produce(r) = body else { panic!("{body:?}") };
+                let p = &r.responses[0].partition_responses[0];
+                assert_eq!((p.index, p.error_code, p.base_offset), (partition, 0, offset));
+            }
+        }
+    }
+}
+
+#[test]
 fn list_offsets_earliest_latest_by_timestamp_and_max_timestamp() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Cohort::start(&dir.path().join("data"), &[]);

@@ -16,6 +16,7 @@ pub mod error_code;
 pub mod frame;
 pub mod request;
 pub mod response;
+pub mod splice;
 
 pub use apis::{ApiRange, SUPPORTED_APIS};
 pub use error_code::ErrorCode;

@@ -35,10 +35,10 @@ pub fn encode_response(
         version,
         reason,
     };
-    let mut out = BytesMut::with_capacity(64);
-    out.put_i32(0); // patched below
-                    // ApiVersions always answers with header v0 (no tagged fields), which
-                    // `response_header_version` already knows.
+    let mut out = BytesMut::with_capacity(size_hint(body));
+    // The length is patched in below. ApiVersions always answers with header v0 (no tagged
+    // fields), which `response_header_version` already knows.
+    out.put_i32(0);
     let header_version = api_key.response_header_version(version);
     ResponseHeader::default()
         .with_correlation_id(correlation_id)
@@ -48,6 +48,24 @@ pub fn encode_response(
         .map_err(|e| fail(format!("body: {e}")))?;
     patch_length(&mut out).map_err(fail)?;
     Ok(out.freeze())
+}
+
+/// Bytes to reserve for a response, so large Fetch answers are not copied while the buffer
+/// grows.
+fn size_hint(body: &ResponseKind) -> usize {
+    const SMALL: usize = 256;
+    match body {
+        ResponseKind::Fetch(f) => {
+            let records: usize = f
+                .responses
+                .iter()
+                .flat_map(|t| t.partitions.iter())
+                .map(|p| p.records.as_ref().map_or(0, |r| r.len()) + 64)
+                .sum();
+            records + SMALL
+        }
+        _ => SMALL,
+    }
 }
 
 fn patch_length(out: &mut BytesMut) -> Result<(), String> {

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use compaction::LogError;
 
-pub use partition::{AppendError, Appended, Partition, ReadBatches, ReadError};
+pub use partition::{AppendError, Appended, Appending, Partition, ReadBatches, ReadError};
 
 use crate::topics::{TopicCatalog, TopicSpec};
 

@@ -90,13 +90,33 @@ pub struct Appended {
     pub duplicate: bool,
 }
 
-/// What a fetch read.
+/// A batch written but maybe not durable yet: where it went, and the log end that must be
+/// durable before it is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appending {
+    /// Where it went.
+    pub appended: Appended,
+    durable_at: Offset,
+}
+
+/// What a fetch read: whole batches, each a slice of the log's read buffers (not copied).
 #[derive(Debug, Clone, Default)]
 pub struct ReadBatches {
-    /// Whole batches, concatenated.
-    pub records: Bytes,
-    /// Batches read.
-    pub batch_count: usize,
+    /// The batches, in offset order.
+    pub batches: Vec<Bytes>,
+    /// Their total size.
+    pub bytes: usize,
+}
+
+impl ReadBatches {
+    /// The batches as one buffer (copies; for tests and small answers).
+    pub fn concatenated(&self) -> Bytes {
+        let mut out = BytesMut::with_capacity(self.bytes);
+        for b in &self.batches {
+            out.extend_from_slice(b);
+        }
+        out.freeze()
+    }
 }
 
 /// The marker written in each partition directory: which topic incarnation owns it.
@@ -253,10 +273,24 @@ impl Partition {
     /// Checks, places and stores one produced batch; in fsync mode returns once it is durable.
     pub fn append(
         &self,
-        mut records: BytesMut,
+        records: BytesMut,
         header: BatchHeader,
         now_ms: i64,
     ) -> Result<Appended, AppendError> {
+        let appending = self.append_unsynced(records, header, now_ms)?;
+        self.wait_durable(&appending)?;
+        Ok(appending.appended)
+    }
+
+    /// The first half of [`Partition::append`]: checks, places and writes the batch (readers do
+    /// not see it yet). Appends are ordered by the order of these calls; the durability waits
+    /// ([`Partition::wait_durable`]) of many appends may then overlap and share fsyncs.
+    pub fn append_unsynced(
+        &self,
+        mut records: BytesMut,
+        header: BatchHeader,
+        now_ms: i64,
+    ) -> Result<Appending, AppendError> {
         if records.len() > self.max_message_bytes {
             return Err(AppendError::TooLarge {
                 size: records.len(),
@@ -266,41 +300,49 @@ impl Partition {
         if header.is_transactional() {
             return Err(AppendError::Transactional);
         }
-        let info = {
-            let mut producers = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-            match producers.check(&header)? {
-                Verdict::Duplicate(placement) => {
-                    return Ok(Appended {
-                        base_offset: placement.first_offset,
-                        log_start_offset: self.log_start_offset(),
-                        duplicate: true,
-                    })
-                }
-                Verdict::Append => {}
-            }
-            let base = self.log.next_offset();
-            let base_offset = from_offset(base);
-            let last_offset = base_offset + i64::from(header.last_offset_delta);
-            batch::rebase(&mut records, base_offset, LEADER_EPOCH);
-            let entry = Entry::batch(
-                base,
-                to_offset(last_offset),
-                TimestampMs(header.max_timestamp),
-                records.freeze(),
-            );
-            let info = self.log.append(&[entry], TimestampMs(now_ms))?;
-            producers.record(&header, base_offset, last_offset);
-            info
-        };
+        let mut producers = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Verdict::Duplicate(placement) = producers.check(&header)? {
+            // Acknowledged again once the original is durable (it may still be in flight).
+            return Ok(Appending {
+                appended: Appended {
+                    base_offset: placement.first_offset,
+                    log_start_offset: self.log_start_offset(),
+                    duplicate: true,
+                },
+                durable_at: to_offset(placement.last_offset.saturating_add(1)),
+            });
+        }
+        let base = self.log.next_offset();
+        let base_offset = from_offset(base);
+        let last_offset = base_offset + i64::from(header.last_offset_delta);
+        batch::rebase(&mut records, base_offset, LEADER_EPOCH);
+        let entry = Entry::batch(
+            base,
+            to_offset(last_offset),
+            TimestampMs(header.max_timestamp),
+            records.freeze(),
+        );
+        let info = self.log.append(&[entry], TimestampMs(now_ms))?;
+        producers.record(&header, base_offset, last_offset);
+        Ok(Appending {
+            appended: Appended {
+                base_offset,
+                log_start_offset: self.log_start_offset(),
+                duplicate: false,
+            },
+            durable_at: info.next_offset,
+        })
+    }
+
+    /// The second half of [`Partition::append`]: in fsync mode waits (group commit) until the
+    /// batch is durable; then moves the high watermark, waking long polls.
+    pub fn wait_durable(&self, appending: &Appending) -> Result<(), LogError> {
         if self.sync_before_ack {
-            self.log.sync_to(info.next_offset)?;
+            let end = appending.durable_at.min(self.log.next_offset());
+            self.log.sync_to(end)?;
         }
         self.publish_high_watermark();
-        Ok(Appended {
-            base_offset: from_offset(info.first_offset),
-            log_start_offset: self.log_start_offset(),
-            duplicate: false,
-        })
+        Ok(())
     }
 
     /// Whole batches from the one holding `offset`, below the high watermark, up to
@@ -337,31 +379,17 @@ impl Partition {
             .iter()
             .take_while(|e| from_offset(e.first_offset) < hw)
             .collect();
-        let mut total = 0usize;
-        let mut taken = Vec::with_capacity(visible.len());
+        let mut bytes = 0usize;
+        let mut batches = Vec::with_capacity(visible.len());
         for e in visible {
             let size = e.payload.len();
-            if total + size > max_bytes && !(taken.is_empty() && min_one) {
+            if bytes + size > max_bytes && !(batches.is_empty() && min_one) {
                 break;
             }
-            total += size;
-            taken.push(e);
+            bytes += size;
+            batches.push(e.payload.clone());
         }
-        let records = match taken.as_slice() {
-            [] => Bytes::new(),
-            [one] => one.payload.clone(),
-            many => {
-                let mut out = BytesMut::with_capacity(total);
-                for e in many {
-                    out.extend_from_slice(&e.payload);
-                }
-                out.freeze()
-            }
-        };
-        Ok(ReadBatches {
-            records,
-            batch_count: taken.len(),
-        })
+        Ok(ReadBatches { batches, bytes })
     }
 
     /// The first record (below the high watermark) whose timestamp is `>= target`.
@@ -389,6 +417,11 @@ impl Partition {
         }
         let max = entry.max_timestamp_ms.0;
         Ok(batch::find_record(&entry.payload, |r| r.timestamp == max)?)
+    }
+
+    /// fdatasyncs run on this partition's log since it opened (group commit shares them).
+    pub fn sync_count(&self) -> u64 {
+        self.log.sync_count()
     }
 
     /// Makes every appended batch durable and visible (the `--flush-ms` flusher, shutdown).

@@ -22,6 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
+use protocol::splice::RecordsSplicer;
 use protocol::ErrorCode;
 use tokio::sync::watch;
 
@@ -48,15 +49,44 @@ struct Outcome {
     result: Result<(ReadBatches, i64, i64), ErrorCode>,
 }
 
+/// A Fetch answer whose records fields hold placeholders for the batches in `splicer`
+/// (see `protocol::splice`: the batches are written to the socket without being copied).
+#[derive(Debug)]
+pub struct FetchAnswer {
+    /// The body, records as placeholders.
+    pub body: FetchResponse,
+    /// The batches behind the placeholders.
+    pub splicer: RecordsSplicer,
+}
+
+impl FetchAnswer {
+    /// The body with the real records in place (copies; tests).
+    pub fn materialized(mut self) -> FetchResponse {
+        for t in &mut self.body.responses {
+            for p in &mut t.partitions {
+                if let Some(r) = &p.records {
+                    if let Some(real) = self.splicer.materialize(r) {
+                        p.records = Some(real);
+                    }
+                }
+            }
+        }
+        self.body
+    }
+}
+
 /// Answers a fetch, waiting up to `max_wait_ms` for `min_bytes`.
-pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchResponse {
+pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
     let v = ctx.version;
     if v >= 7 && req.session_epoch > 0 {
         let mut r = FetchResponse::default()
             .with_error_code(ctx.error(ErrorCode::FetchSessionIdNotFound))
             .with_session_id(0);
         r.responses = Vec::new();
-        return r;
+        return FetchAnswer {
+            body: r,
+            splicer: RecordsSplicer::new(),
+        };
     }
     let read_committed = req.isolation_level == 1;
     let max_bytes = usize::try_from(req.max_bytes)
@@ -108,7 +138,7 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchResponse {
         let bytes: usize = outcomes
             .iter()
             .filter_map(|o| o.result.as_ref().ok())
-            .map(|(r, _, _)| r.records.len())
+            .map(|(r, _, _)| r.bytes)
             .sum();
         let any_error = outcomes.iter().any(|o| o.result.is_err());
         if bytes >= min_bytes
@@ -127,12 +157,13 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchResponse {
     };
 
     let mut outcomes = outcomes.into_iter();
+    let mut splicer = RecordsSplicer::new();
     let mut responses = Vec::with_capacity(topic_order.len());
     for (topic, count) in topic_order {
         let partitions = outcomes
             .by_ref()
             .take(count)
-            .map(|o| partition_data(ctx, o, read_committed))
+            .map(|o| partition_data(ctx, o, read_committed, &mut splicer))
             .collect();
         responses.push(
             FetchableTopicResponse::default()
@@ -140,11 +171,11 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchResponse {
                 .with_partitions(partitions),
         );
     }
-    let mut resp = FetchResponse::default().with_responses(responses);
+    let mut body = FetchResponse::default().with_responses(responses);
     if v >= 7 {
-        resp = resp.with_error_code(0).with_session_id(0);
+        body = body.with_error_code(0).with_session_id(0);
     }
-    resp
+    FetchAnswer { body, splicer }
 }
 
 /// Reads every partition in one blocking task, sharing the response budget.
@@ -167,8 +198,8 @@ async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
                             p.read(w.offset, limit, !any_data)
                         };
                         read.map(|r| {
-                            budget = budget.saturating_sub(r.records.len());
-                            any_data |= !r.records.is_empty();
+                            budget = budget.saturating_sub(r.bytes);
+                            any_data |= r.bytes > 0;
                             (r, p.high_watermark(), p.log_start_offset())
                         })
                         .map_err(|e| to_kafka_error(&BrokerError::from(e)))
@@ -185,7 +216,12 @@ async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
     joined.unwrap_or_default()
 }
 
-fn partition_data(ctx: &RequestContext, o: Outcome, read_committed: bool) -> PartitionData {
+fn partition_data(
+    ctx: &RequestContext,
+    o: Outcome,
+    read_committed: bool,
+    splicer: &mut RecordsSplicer,
+) -> PartitionData {
     let v = ctx.version;
     let mut d = PartitionData::default().with_partition_index(o.index);
     match o.result {
@@ -194,7 +230,7 @@ fn partition_data(ctx: &RequestContext, o: Outcome, read_committed: bool) -> Par
                 .with_error_code(0)
                 .with_high_watermark(hw)
                 .with_last_stable_offset(hw)
-                .with_records(Some(read.records));
+                .with_records(Some(splicer.placeholder(read.batches)));
             if v >= 5 {
                 d = d.with_log_start_offset(log_start);
             }
@@ -295,11 +331,28 @@ mod tests {
         let (_dir, b) = setup().await;
         for v in 4..=12 {
             let c = ctx(&b, ApiKey::Fetch, v);
-            let resp = handle(
+            let answer = handle(
                 &c,
                 request(&[("a", 0, 0), ("zz", 0, 0), ("a", 0, 99)], 1 << 20, 1 << 20),
             )
             .await;
+            let spliced = protocol::splice::encode_spliced(
+                1,
+                ApiKey::Fetch,
+                v,
+                &ResponseKind::Fetch(answer.body.clone()),
+                &answer.splicer,
+            )
+            .unwrap();
+            let resp = answer.materialized();
+            let whole =
+                protocol::encode_response(1, ApiKey::Fetch, v, &ResponseKind::Fetch(resp.clone()))
+                    .unwrap();
+            assert_eq!(
+                spliced.to_bytes(),
+                whole,
+                "v{v}: the spliced frame is the codec's"
+            );
             let codes: Vec<i16> = resp
                 .responses
                 .iter()
@@ -323,7 +376,9 @@ mod tests {
         let batch = plain_batch(4).len();
         let c = ctx(&b, ApiKey::Fetch, 12);
         // A partition limit below one batch still returns one batch (the first partition).
-        let resp = handle(&c, request(&[("a", 0, 0), ("b", 0, 0)], 1 << 20, 1)).await;
+        let resp = handle(&c, request(&[("a", 0, 0), ("b", 0, 0)], 1 << 20, 1))
+            .await
+            .materialized();
         let sizes: Vec<usize> = resp
             .responses
             .iter()
@@ -335,7 +390,8 @@ mod tests {
             &c,
             request(&[("a", 0, 0), ("b", 0, 0)], (batch * 2) as i32, 1 << 20),
         )
-        .await;
+        .await
+        .materialized();
         let sizes: Vec<usize> = resp
             .responses
             .iter()
@@ -343,7 +399,9 @@ mod tests {
             .collect();
         assert_eq!(sizes, vec![2 * batch, 0]);
         // A fetch from inside a batch returns that whole batch.
-        let resp = handle(&c, request(&[("a", 0, 5)], 1 << 20, 1 << 20)).await;
+        let resp = handle(&c, request(&[("a", 0, 5)], 1 << 20, 1 << 20))
+            .await
+            .materialized();
         assert_eq!(
             resp.responses[0].partitions[0]
                 .records
@@ -362,13 +420,15 @@ mod tests {
             &c,
             request(&[("a", 0, 0)], 1 << 20, 1 << 20).with_session_epoch(3),
         )
-        .await;
+        .await
+        .body;
         assert_eq!(resp.error_code, 70, "FETCH_SESSION_ID_NOT_FOUND");
         let resp = handle(
             &c,
             request(&[("a", 0, 0)], 1 << 20, 1 << 20).with_session_epoch(0),
         )
-        .await;
+        .await
+        .body;
         assert_eq!(
             (resp.error_code, resp.session_id),
             (0, 0),

@@ -77,6 +77,8 @@ pub enum Reply {
     Body(Box<ResponseKind>),
     /// A response already encoded as a whole frame (versions the codec cannot encode).
     Frame(Bytes),
+    /// A body whose records fields are placeholders for the splicer's batches (Fetch).
+    Spliced(Box<ResponseKind>, protocol::splice::RecordsSplicer),
     /// Nothing: a Produce with `acks=0`.
     Nothing,
     /// No answer, and the connection closed: how Kafka tells an `acks=0` producer that a
@@ -94,7 +96,13 @@ pub struct NotServed(&'static str);
 pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServed> {
     let response = match body {
         RequestKind::Produce(r) => return Ok(produce::handle(ctx, r).await),
-        RequestKind::Fetch(r) => ResponseKind::Fetch(fetch::handle(ctx, r).await),
+        RequestKind::Fetch(r) => {
+            let answer = fetch::handle(ctx, r).await;
+            return Ok(Reply::Spliced(
+                Box::new(ResponseKind::Fetch(answer.body)),
+                answer.splicer,
+            ));
+        }
         RequestKind::ListOffsets(r) => {
             ResponseKind::ListOffsets(list_offsets::handle(ctx, r).await)
         }

@@ -13,74 +13,155 @@ use kafka_protocol::protocol::StrBytes;
 use protocol::apis::PRODUCE_MIN_DECODABLE_VERSION;
 use protocol::ErrorCode;
 
+use std::sync::Arc;
+
+use kafka_protocol::messages::TopicName;
+use protocol::batch::BatchHeader;
+
 use super::{Reply, RequestContext};
-use crate::data::{now_ms, Appended};
+use crate::data::{now_ms, Appending, Partition};
 use crate::errors::{to_kafka_error, BrokerError};
 
-/// Handles one Produce request.
+/// Handles one Produce request: [`begin`] then [`InFlight::finish`].
 pub async fn handle(ctx: &RequestContext, req: ProduceRequest) -> Reply {
+    match begin(ctx, req).await {
+        Started::Ready(reply) => reply,
+        Started::Pending(in_flight) => in_flight.finish().await,
+    }
+}
+
+/// What [`begin`] did.
+#[derive(Debug)]
+pub enum Started {
+    /// Answered without writing anything (legacy version, bad acks, transactions).
+    Ready(Reply),
+    /// Written; [`InFlight::finish`] waits for durability and builds the answer.
+    Pending(InFlight),
+}
+
+/// A produce whose batches are written but not yet acknowledged.
+#[derive(Debug)]
+pub struct InFlight {
+    ctx: RequestContext,
+    acks: i16,
+    topics: Vec<(TopicName, Vec<(i32, Slot)>)>,
+}
+
+#[derive(Debug)]
+enum Slot {
+    Failed(BrokerError),
+    Written(Arc<Partition>, Appending),
+}
+
+/// Checks and writes every partition's batch, in request order, without waiting for fsync.
+/// A connection calls this for its requests one after the other, so appends keep the order the
+/// client sent them in; the `finish` of several requests may then overlap.
+pub async fn begin(ctx: &RequestContext, req: ProduceRequest) -> Started {
     if ctx.version < PRODUCE_MIN_DECODABLE_VERSION {
-        return legacy(ctx, &req);
+        return Started::Ready(legacy(ctx, &req));
     }
     let acks = req.acks;
-    let mut topics = Vec::with_capacity(req.topic_data.len());
-    let mut failed = false;
     if !matches!(acks, -1..=1) {
         // Kafka refuses the whole request, every partition with INVALID_REQUIRED_ACKS.
-        for t in &req.topic_data {
-            let partitions = t
-                .partition_data
-                .iter()
-                .map(|p| error_response(ctx, p.index, ErrorCode::InvalidRequiredAcks, None))
-                .collect();
-            topics.push(
-                TopicProduceResponse::default()
-                    .with_name(t.name.clone())
-                    .with_partition_responses(partitions),
-            );
-        }
-        failed = true;
-    } else if req.transactional_id.is_some() {
+        return Started::Ready(refuse_all(ctx, &req, ErrorCode::InvalidRequiredAcks, None));
+    }
+    if req.transactional_id.is_some() {
         let err = BrokerError::Unsupported("transactions are not served".into());
-        for t in &req.topic_data {
-            let partitions = t
-                .partition_data
-                .iter()
-                .map(|p| error_response(ctx, p.index, to_kafka_error(&err), Some(&err)))
+        return Started::Ready(refuse_all(ctx, &req, to_kafka_error(&err), Some(&err)));
+    }
+    // Validate and find every partition first, then write them all in one blocking task.
+    let mut jobs = Vec::new();
+    let mut shape = Vec::with_capacity(req.topic_data.len());
+    for t in req.topic_data {
+        let mut indexes = Vec::with_capacity(t.partition_data.len());
+        for p in t.partition_data {
+            indexes.push(p.index);
+            let job = prepare(ctx, &t.name.0, p.index, p.records).await;
+            jobs.push(job);
+        }
+        shape.push((t.name, indexes));
+    }
+    let now = now_ms();
+    let written = tokio::task::spawn_blocking(move || {
+        jobs.into_iter()
+            .map(|job| match job {
+                Ok((partition, records, header)) => {
+                    match partition.append_unsynced(records, header, now) {
+                        Ok(appending) => Slot::Written(partition, appending),
+                        Err(e) => Slot::Failed(e.into()),
+                    }
+                }
+                Err(e) => Slot::Failed(e),
+            })
+            .collect::<Vec<_>>()
+    })
+    .await;
+    let mut slots = match written {
+        Ok(s) => s.into_iter(),
+        Err(e) => {
+            let err = task_failed("append", &e);
+            let reply = refuse_shape(ctx, acks, &shape, &err);
+            return Started::Ready(reply);
+        }
+    };
+    let topics = shape
+        .into_iter()
+        .map(|(name, indexes)| {
+            let slots = indexes
+                .into_iter()
+                .map(|i| {
+                    let slot = slots
+                        .next()
+                        .unwrap_or_else(|| Slot::Failed(task_failed("append", &"lost slot")));
+                    (i, slot)
+                })
                 .collect();
-            topics.push(
-                TopicProduceResponse::default()
-                    .with_name(t.name.clone())
-                    .with_partition_responses(partitions),
-            );
-        }
-        failed = true;
-    } else {
-        // Start every partition's append, then collect in request order.
-        let mut pending = Vec::new();
-        for t in req.topic_data {
-            let name = t.name.0.to_string();
-            let mut handles = Vec::with_capacity(t.partition_data.len());
-            for p in t.partition_data {
-                let broker = ctx.broker.clone();
-                let topic = name.clone();
-                handles.push((
-                    p.index,
-                    tokio::spawn(async move { append(&broker, &topic, p.index, p.records).await }),
-                ));
+            (name, slots)
+        })
+        .collect();
+    Started::Pending(InFlight {
+        ctx: ctx.clone(),
+        acks,
+        topics,
+    })
+}
+
+impl InFlight {
+    /// Waits until every written batch is durable (group commit), then answers.
+    pub async fn finish(self) -> Reply {
+        let ctx = &self.ctx;
+        let mut waits = Vec::new();
+        for (_, slots) in &self.topics {
+            for (_, slot) in slots {
+                if let Slot::Written(partition, appending) = slot {
+                    let partition = Arc::clone(partition);
+                    let appending = *appending;
+                    waits.push(Some(tokio::task::spawn_blocking(move || {
+                        partition.wait_durable(&appending)
+                    })));
+                } else {
+                    waits.push(None);
+                }
             }
-            pending.push((t.name, handles));
         }
-        for (name, handles) in pending {
-            let mut partitions = Vec::with_capacity(handles.len());
-            for (index, handle) in handles {
-                let outcome = handle.await.unwrap_or_else(|e| {
-                    Err(BrokerError::Log(compaction::LogError::Io {
-                        op: "append task",
-                        path: Default::default(),
-                        source: std::io::Error::other(e.to_string()),
-                    }))
-                });
+        let mut waits = waits.into_iter();
+        let mut failed = false;
+        let mut topics = Vec::with_capacity(self.topics.len());
+        for (name, slots) in self.topics {
+            let mut partitions = Vec::with_capacity(slots.len());
+            for (index, slot) in slots {
+                let wait = waits.next().flatten();
+                let outcome = match slot {
+                    Slot::Failed(e) => Err(e),
+                    Slot::Written(_, appending) => match wait {
+                        Some(w) => match w.await {
+                            Ok(Ok(())) => Ok(appending.appended),
+                            Ok(Err(e)) => Err(BrokerError::Log(e)),
+                            Err(e) => Err(task_failed("fsync", &e)),
+                        },
+                        None => Err(task_failed("fsync", &"lost wait")),
+                    },
+                };
                 partitions.push(match outcome {
                     Ok(a) => {
                         let mut r = PartitionProduceResponse::default()
@@ -108,7 +189,11 @@ pub async fn handle(ctx: &RequestContext, req: ProduceRequest) -> Reply {
                     .with_partition_responses(partitions),
             );
         }
+        answer(self.acks, failed, topics)
     }
+}
+
+fn answer(acks: i16, failed: bool, topics: Vec<TopicProduceResponse>) -> Reply {
     if acks == 0 {
         return if failed {
             Reply::Close("a produce with acks=0 failed")
@@ -121,27 +206,72 @@ pub async fn handle(ctx: &RequestContext, req: ProduceRequest) -> Reply {
     )))
 }
 
-async fn append(
-    broker: &std::sync::Arc<crate::broker::Broker>,
+fn refuse_all(
+    ctx: &RequestContext,
+    req: &ProduceRequest,
+    code: ErrorCode,
+    err: Option<&BrokerError>,
+) -> Reply {
+    let topics = req
+        .topic_data
+        .iter()
+        .map(|t| {
+            TopicProduceResponse::default()
+                .with_name(t.name.clone())
+                .with_partition_responses(
+                    t.partition_data
+                        .iter()
+                        .map(|p| error_response(ctx, p.index, code, err))
+                        .collect(),
+                )
+        })
+        .collect();
+    answer(req.acks, true, topics)
+}
+
+fn refuse_shape(
+    ctx: &RequestContext,
+    acks: i16,
+    shape: &[(TopicName, Vec<i32>)],
+    err: &BrokerError,
+) -> Reply {
+    let code = to_kafka_error(err);
+    let topics = shape
+        .iter()
+        .map(|(name, indexes)| {
+            TopicProduceResponse::default()
+                .with_name(name.clone())
+                .with_partition_responses(
+                    indexes
+                        .iter()
+                        .map(|i| error_response(ctx, *i, code, Some(err)))
+                        .collect(),
+                )
+        })
+        .collect();
+    answer(acks, true, topics)
+}
+
+fn task_failed(what: &'static str, e: &dyn std::fmt::Display) -> BrokerError {
+    BrokerError::Log(compaction::LogError::Io {
+        op: what,
+        path: Default::default(),
+        source: std::io::Error::other(e.to_string()),
+    })
+}
+
+/// Checks one partition's batch and finds its partition.
+async fn prepare(
+    ctx: &RequestContext,
     topic: &str,
     index: i32,
     records: Option<bytes::Bytes>,
-) -> Result<Appended, BrokerError> {
+) -> Result<(Arc<Partition>, BytesMut, BatchHeader), BrokerError> {
     let records = records.unwrap_or_default();
     let header =
         protocol::batch::validate_produced(&records).map_err(crate::data::AppendError::from)?;
-    let partition = broker.data.partition(topic, index).await?;
-    let records = BytesMut::from(&records[..]);
-    let appended = tokio::task::spawn_blocking(move || partition.append(records, header, now_ms()))
-        .await
-        .map_err(|e| {
-            BrokerError::Log(compaction::LogError::Io {
-                op: "append task",
-                path: Default::default(),
-                source: std::io::Error::other(e.to_string()),
-            })
-        })??;
-    Ok(appended)
+    let partition = ctx.broker.data.partition(topic, index).await?;
+    Ok((partition, BytesMut::from(&records[..]), header))
 }
 
 fn error_response(

@@ -9,10 +9,14 @@
 //!    write the response (none for acks=0)
 //! ```
 //!
-//! Requests on one connection are handled in order, one at a time, as Kafka does (it mutes a
-//! channel while its request is in flight), so responses need no reordering. Connections are
-//! independent tasks: whatever one client sends never stalls another.
+//! Requests on one connection are answered in order. They are handled one at a time, as Kafka
+//! does (it mutes a channel while its request is in flight), with one exception: a Produce is
+//! *written* in arrival order and then waits for its fsync while the connection reads on, so
+//! consecutive produces of one client share group commits (up to `MAX_PIPELINED_PRODUCES`).
+//! Any other request first waits for those answers to go out. Connections are independent
+//! tasks: whatever one client sends never stalls another.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,18 +24,24 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use protocol::frame::{split_frame, FrameError, FrameStatus};
 use protocol::request::{decode_request, RequestError};
+use protocol::splice::Chunks;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::Instrument;
 
 use crate::broker::Broker;
-use crate::handlers::{self, api_name, Reply, RequestContext};
+use crate::handlers::{self, api_name, produce, Reply, RequestContext};
 use crate::metrics as m;
+use kafka_protocol::messages::RequestKind;
 
 /// A connection that sends nothing for this long is closed (Kafka's
 /// `connections.max.idle.ms` default).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// Produce requests of one connection written but not yet acknowledged, at most. Clients
+/// pipeline (Java: 5 in flight, librdkafka: many); the broker keeps reading while earlier
+/// batches wait for their fsync, so one producer's requests share group commits too.
+pub const MAX_PIPELINED_PRODUCES: usize = 16;
 /// Buffer growth per read while a large frame arrives: memory follows the bytes received, not
 /// the size a prefix announces.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -123,14 +133,40 @@ struct Connection {
     max_frame_bytes: usize,
 }
 
+/// What a finished request sends.
+enum Outgoing {
+    Frame(Chunks),
+    Nothing,
+    Close(&'static str),
+}
+
+type Pending = tokio::task::JoinHandle<Result<Outgoing, ConnectionError>>;
+
 impl Connection {
     async fn run(
         &mut self,
         broker: &Arc<Broker>,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Result<(), ConnectionError> {
+        let mut pending: VecDeque<Pending> = VecDeque::new();
         loop {
-            let Some(frame) = self.read_frame(shutdown).await? else {
+            let can_read = pending.len() < MAX_PIPELINED_PRODUCES;
+            let next = match pending.front_mut() {
+                Some(head) => tokio::select! {
+                    biased;
+                    done = head => {
+                        pending.pop_front();
+                        if self.deliver(done).await? {
+                            continue;
+                        }
+                        return Ok(());
+                    }
+                    frame = self.read_frame(shutdown), if can_read => frame?,
+                },
+                None => self.read_frame(shutdown).await?,
+            };
+            let Some(frame) = next else {
+                self.drain(&mut pending).await?;
                 return Ok(());
             };
             let request = match decode_request(frame) {
@@ -142,10 +178,17 @@ impl Connection {
                         peek.correlation_id,
                         protocol::SUPPORTED_APIS,
                     )?;
+                    if !self.drain(&mut pending).await? {
+                        return Ok(());
+                    }
                     self.stream.write_all(&frame).await?;
                     continue;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => {
+                    // Answer what came before, then close.
+                    let _ = self.drain(&mut pending).await;
+                    return Err(e.into());
+                }
             };
             let api = request.api_key;
             let ctx = RequestContext {
@@ -165,30 +208,69 @@ impl Connection {
             );
             metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
             let started = Instant::now();
+            if let RequestKind::Produce(produce) = request.body {
+                // Written now, in arrival order; acknowledged when durable, in arrival order,
+                // while the next requests are read (their fsyncs join the same group commit).
+                let started_produce = produce::begin(&ctx, produce).instrument(span.clone()).await;
+                let task = tokio::spawn(
+                    async move {
+                        let reply = match started_produce {
+                            produce::Started::Ready(reply) => reply,
+                            produce::Started::Pending(in_flight) => in_flight.finish().await,
+                        };
+                        outgoing(&ctx, reply, started)
+                    }
+                    .instrument(span),
+                );
+                pending.push_back(task);
+                continue;
+            }
+            // Anything else runs alone, after every earlier answer is out.
+            if !self.drain(&mut pending).await? {
+                return Ok(());
+            }
             let reply = handlers::dispatch(&ctx, request.body)
                 .instrument(span.clone())
                 .await?;
-            let frame = match reply {
-                Reply::Body(body) => Some(protocol::encode_response(
-                    ctx.correlation_id,
-                    api,
-                    ctx.version,
-                    body.as_ref(),
-                )?),
-                Reply::Frame(frame) => Some(frame),
-                Reply::Nothing => None,
-                Reply::Close(why) => {
-                    span.in_scope(|| tracing::info!(reason = why, "closing connection"));
-                    return Ok(());
-                }
-            };
-            metrics::histogram!(m::REQUEST_DURATION_SECONDS, "api" => api_name(api))
-                .record(started.elapsed().as_secs_f64());
-            span.in_scope(|| tracing::debug!(elapsed = ?started.elapsed(), "handled"));
-            if let Some(frame) = frame {
-                self.stream.write_all(&frame).await?;
+            let out = span.in_scope(|| outgoing(&ctx, reply, started))?;
+            if !self.send(out).await? {
+                return Ok(());
             }
         }
+    }
+
+    /// Writes a finished request's answer; false when the connection must close.
+    async fn deliver(
+        &mut self,
+        done: Result<Result<Outgoing, ConnectionError>, tokio::task::JoinError>,
+    ) -> Result<bool, ConnectionError> {
+        let out = done.map_err(|e| std::io::Error::other(format!("request task: {e}")))??;
+        self.send(out).await
+    }
+
+    async fn send(&mut self, out: Outgoing) -> Result<bool, ConnectionError> {
+        match out {
+            Outgoing::Frame(mut frame) => {
+                // One vectored write per batch of chunks: spliced records are not copied.
+                self.stream.write_all_buf(&mut frame).await?;
+                Ok(true)
+            }
+            Outgoing::Nothing => Ok(true),
+            Outgoing::Close(why) => {
+                tracing::info!(peer = %self.peer, reason = why, "closing connection");
+                Ok(false)
+            }
+        }
+    }
+
+    /// Writes every pending answer in order; false when one of them closes the connection.
+    async fn drain(&mut self, pending: &mut VecDeque<Pending>) -> Result<bool, ConnectionError> {
+        while let Some(head) = pending.pop_front() {
+            if !self.deliver(head.await).await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// The next whole frame; `None` when the peer closed cleanly between frames or shutdown
@@ -227,4 +309,34 @@ impl Connection {
             }
         }
     }
+}
+
+/// Encodes a handler's reply and records its latency.
+fn outgoing(
+    ctx: &RequestContext,
+    reply: Reply,
+    started: Instant,
+) -> Result<Outgoing, ConnectionError> {
+    let out = match reply {
+        Reply::Body(body) => Outgoing::Frame(Chunks::single(protocol::encode_response(
+            ctx.correlation_id,
+            ctx.api_key,
+            ctx.version,
+            body.as_ref(),
+        )?)),
+        Reply::Spliced(body, splicer) => Outgoing::Frame(protocol::splice::encode_spliced(
+            ctx.correlation_id,
+            ctx.api_key,
+            ctx.version,
+            body.as_ref(),
+            &splicer,
+        )?),
+        Reply::Frame(frame) => Outgoing::Frame(Chunks::single(frame)),
+        Reply::Nothing => Outgoing::Nothing,
+        Reply::Close(why) => Outgoing::Close(why),
+    };
+    metrics::histogram!(m::REQUEST_DURATION_SECONDS, "api" => api_name(ctx.api_key))
+        .record(started.elapsed().as_secs_f64());
+    tracing::debug!(elapsed = ?started.elapsed(), "handled");
+    Ok(out)
 }
