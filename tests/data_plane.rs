@@ -228,9 +228,14 @@ fn pipelined_produces_are_written_and_answered_in_order() {
             Some((partition, offset)) => {
                 let (got, body) = c.read_response(ApiKey::Produce, 9);
                 assert_eq!(got, id, "answers come in request order");
-                let ResponseKind::Produce(r) = body else { panic!("{body:?}") };
+                let ResponseKind::Produce(r) = body else {
+                    panic!("{body:?}")
+                };
                 let p = &r.responses[0].partition_responses[0];
-                assert_eq!((p.index, p.error_code, p.base_offset), (partition, 0, offset));
+                assert_eq!(
+                    (p.index, p.error_code, p.base_offset),
+                    (partition, 0, offset)
+                );
             }
         }
     }

@@ -180,7 +180,7 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
 
 /// Reads every partition in one blocking task, sharing the response budget.
 async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
-    let joined = tokio::task::spawn_blocking(move || {
+    let read = move || {
         let mut budget = max_bytes;
         let mut any_data = false;
         wanted
@@ -211,9 +211,16 @@ async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
                 }
             })
             .collect::<Vec<_>>()
-    })
-    .await;
-    joined.unwrap_or_default()
+    };
+    // Reads mostly hit the page cache: run them on this worker (its other tasks move to
+    // another) instead of a round trip through the blocking pool.
+    if tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread
+    {
+        tokio::task::block_in_place(read)
+    } else {
+        tokio::task::spawn_blocking(read).await.unwrap_or_default()
+    }
 }
 
 fn partition_data(

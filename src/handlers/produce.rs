@@ -24,7 +24,7 @@ use crate::errors::{to_kafka_error, BrokerError};
 
 /// Handles one Produce request: [`begin`] then [`InFlight::finish`].
 pub async fn handle(ctx: &RequestContext, req: ProduceRequest) -> Reply {
-    match begin(ctx, req).await {
+    match begin(ctx, req, true).await {
         Started::Ready(reply) => reply,
         Started::Pending(in_flight) => in_flight.finish().await,
     }
@@ -51,12 +51,16 @@ pub struct InFlight {
 enum Slot {
     Failed(BrokerError),
     Written(Arc<Partition>, Appending),
+    Durable(Appending),
 }
 
 /// Checks and writes every partition's batch, in request order, without waiting for fsync.
 /// A connection calls this for its requests one after the other, so appends keep the order the
 /// client sent them in; the `finish` of several requests may then overlap.
-pub async fn begin(ctx: &RequestContext, req: ProduceRequest) -> Started {
+///
+/// `sync_now`: the client has nothing else in flight, so there is nothing to overlap with: the
+/// blocking task that writes a single-partition batch also waits for its fsync, saving a hop.
+pub async fn begin(ctx: &RequestContext, req: ProduceRequest, sync_now: bool) -> Started {
     if ctx.version < PRODUCE_MIN_DECODABLE_VERSION {
         return Started::Ready(legacy(ctx, &req));
     }
@@ -82,11 +86,16 @@ pub async fn begin(ctx: &RequestContext, req: ProduceRequest) -> Started {
         shape.push((t.name, indexes));
     }
     let now = now_ms();
-    let written = tokio::task::spawn_blocking(move || {
+    let sync_now = sync_now && jobs.len() == 1;
+    let write_all = move || {
         jobs.into_iter()
             .map(|job| match job {
                 Ok((partition, records, header)) => {
                     match partition.append_unsynced(records, header, now) {
+                        Ok(appending) if sync_now => match partition.wait_durable(&appending) {
+                            Ok(()) => Slot::Durable(appending),
+                            Err(e) => Slot::Failed(BrokerError::Log(e)),
+                        },
                         Ok(appending) => Slot::Written(partition, appending),
                         Err(e) => Slot::Failed(e.into()),
                     }
@@ -94,8 +103,16 @@ pub async fn begin(ctx: &RequestContext, req: ProduceRequest) -> Started {
                 Err(e) => Slot::Failed(e),
             })
             .collect::<Vec<_>>()
-    })
-    .await;
+    };
+    let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
+        == tokio::runtime::RuntimeFlavor::MultiThread;
+    let written = if sync_now && multi_thread {
+        // A lone request waits for its own fsync anyway: block this worker (its other tasks
+        // move to another) rather than hop to the blocking pool and back.
+        Ok(tokio::task::block_in_place(write_all))
+    } else {
+        tokio::task::spawn_blocking(write_all).await
+    };
     let mut slots = match written {
         Ok(s) => s.into_iter(),
         Err(e) => {
@@ -153,6 +170,7 @@ impl InFlight {
                 let wait = waits.next().flatten();
                 let outcome = match slot {
                     Slot::Failed(e) => Err(e),
+                    Slot::Durable(appending) => Ok(appending.appended),
                     Slot::Written(_, appending) => match wait {
                         Some(w) => match w.await {
                             Ok(Ok(())) => Ok(appending.appended),

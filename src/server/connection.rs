@@ -211,7 +211,11 @@ impl Connection {
             if let RequestKind::Produce(produce) = request.body {
                 // Written now, in arrival order; acknowledged when durable, in arrival order,
                 // while the next requests are read (their fsyncs join the same group commit).
-                let started_produce = produce::begin(&ctx, produce).instrument(span.clone()).await;
+                // Nothing to overlap with when the client has not sent more yet.
+                let sync_now = pending.is_empty() && self.buf.is_empty();
+                let started_produce = produce::begin(&ctx, produce, sync_now)
+                    .instrument(span.clone())
+                    .await;
                 let task = tokio::spawn(
                     async move {
                         let reply = match started_produce {
