@@ -120,20 +120,27 @@ fn scratch(dir: &Path) -> BenchResult<Scratch> {
 }
 
 async fn start_broker(data_dir: &Path) -> BenchResult<Server> {
-    let args = ServeArgs {
-        data_dir: data_dir.to_path_buf(),
-        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-        advertise: None,
-        http: SocketAddr::from(([127, 0, 0, 1], 0)),
-        node_id: 1,
-        auto_create_topics: false,
-        num_partitions: 1,
-        flush_ms: None,
-        max_frame_bytes: protocol::DEFAULT_MAX_FRAME_BYTES,
-        max_connections: 64,
-        retention_check_ms: 300_000,
-    };
-    Server::start(args).await.map_err(|e| e.to_string())
+    /// `cohort serve`'s flags, parsed the same way, so every default is the real one.
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+    let dir = data_dir
+        .to_str()
+        .ok_or("the bench directory is not UTF-8")?;
+    let serve = <Serve as clap::Parser>::try_parse_from([
+        "serve",
+        "--data-dir",
+        dir,
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--auto-create-topics=false",
+    ])
+    .map_err(|e| e.to_string())?;
+    Server::start(serve.args).await.map_err(|e| e.to_string())
 }
 
 /// One batch of `records` values of `bytes` each (incompressible-looking content).
