@@ -12,6 +12,7 @@
 //!
 //! Typed errors from every part meet in one table, [`errors::to_kafka_error`].
 
+pub mod bench;
 pub mod broker;
 pub mod cluster;
 pub mod config;

@@ -19,6 +19,8 @@ struct Cli {
 enum Command {
     /// Run the broker.
     Serve(cohort::config::ServeArgs),
+    /// Load generators that print figures against a baseline measured in the same run.
+    Bench(cohort::bench::BenchArgs),
     // --- operator tools: their arguments are parsed by the tools themselves, with Kafka's own
     // rules, so they pass through clap untouched ---
     /// Consumer groups: kafka-consumer-groups.sh's flags and output.
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => cohort::server::serve_main(args),
+        Command::Bench(args) => cohort::bench::bench_main(args),
         Command::Groups { args } => exit_code(cohort::cli::groups::main(&args)),
         Command::Topics { args } => exit_code(cohort::cli::topics::main(&args)),
     }

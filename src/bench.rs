@@ -1,0 +1,85 @@
+//! `cohort bench`: load generators that print figures (see `docs/BENCHMARKS.md`). They are
+//! benchmarks, not tests: each measures against a baseline taken in the same run.
+//!
+//! ```text
+//!  commits       simulated members: JoinGroup/SyncGroup, then heartbeats and OffsetCommits
+//!                over raw pipelined connections; Cohort against the naive one-fsync-per-commit
+//!                baseline, each a `cohort serve` child (1 node or a loopback Raft cluster)
+//!  offset-fetch  OffsetFetch of a P-partition group as fast as possible, against ApiVersions
+//! ```
+
+mod broker;
+pub mod commits;
+mod fsync_probe;
+mod load;
+mod members;
+pub mod offset_fetch;
+mod report;
+mod setup;
+mod stats;
+mod wire;
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+/// `cohort bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    what: BenchKind,
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchKind {
+    /// Group members committing offsets: requests/s, offsets/s, latency percentiles, errors,
+    /// against the naive baseline (one fsync per commit, no batching).
+    Commits(commits::CommitsArgs),
+    /// OffsetFetch of a whole group as fast as possible, against ApiVersions.
+    OffsetFetch(offset_fetch::OffsetFetchArgs),
+}
+
+/// Why a benchmark could not produce figures.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A socket or file operation failed.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    /// A broker answered something that cannot be read as Kafka.
+    #[error("protocol: {0}")]
+    Protocol(String),
+    /// The cluster could not be prepared (versions, topic, coordinator, groups).
+    #[error("setup: {0}")]
+    Setup(String),
+    /// A started broker failed.
+    #[error("broker: {0}")]
+    Broker(String),
+}
+
+/// Runs a benchmark and prints its figures on stdout (progress on stderr).
+pub fn bench_main(args: BenchArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cohort bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match args.what {
+        BenchKind::Commits(a) => runtime.block_on(commits::run(a)),
+        BenchKind::OffsetFetch(a) => runtime.block_on(offset_fetch::run(a)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cohort bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
