@@ -188,14 +188,19 @@ fn spawn(
         what: format!("creating {}", log.display()),
         source,
     })?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    // Quiet by default so logging costs nothing in the figures; a RUST_LOG set by the caller
+    // (to debug a run) reaches the broker untouched.
+    if std::env::var_os("RUST_LOG").is_none() {
+        command.env("RUST_LOG", "warn");
+    }
+    let mut child = command
         .arg("serve")
         .arg("--data-dir")
         .arg(dir.join(format!("node-{id}")))
         .args(["--node-id", &id.to_string(), "--http", "127.0.0.1:0"])
         .args(addresses)
         .args(extra)
-        .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(log_file)
