@@ -19,7 +19,7 @@ struct Cli {
 enum Command {
     /// Run the broker.
     Serve(cohort::config::ServeArgs),
-    /// Measure the data plane against the disk's raw limits (prints figures).
+    /// Load generators that print figures against a baseline measured in the same run.
     Bench(cohort::bench::BenchArgs),
     // --- operator tools: their arguments are parsed by the tools themselves, with Kafka's own
     // rules, so they pass through clap untouched ---

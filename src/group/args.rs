@@ -29,6 +29,18 @@ pub struct ClusterArgs {
     /// log entries; the log behind it is purged.
     #[arg(long, default_value_t = raft_meta::Tuning::default().snapshot_every_entries)]
     pub raft_snapshot_every_entries: u64,
+
+    /// Most commands one Raft entry carries (one entry = one append, one fsync). A benchmark
+    /// knob: 1 (with `--raft-batches-in-flight 1`) is the naive one-fsync-per-commit baseline.
+    #[arg(long, default_value_t = 4096,
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub raft_batch_max_commands: u32,
+
+    /// Raft entries proposed and not yet committed at once; the next batch takes whatever
+    /// queued meanwhile. A benchmark knob, like `--raft-batch-max-commands`.
+    #[arg(long, default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub raft_batches_in_flight: u32,
 }
 
 /// Group coordinator settings (Kafka's broker configs of the same names). Every node of a
@@ -84,9 +96,12 @@ pub enum ArgsError {
 }
 
 impl ClusterArgs {
+    /// Raft timing, snapshots and batching: the defaults, with the knobs applied.
     pub fn tuning(&self) -> raft_meta::Tuning {
         raft_meta::Tuning {
             snapshot_every_entries: self.raft_snapshot_every_entries.max(1),
+            batch_commands_max: self.raft_batch_max_commands as usize,
+            batches_in_flight_max: self.raft_batches_in_flight as usize,
             ..raft_meta::Tuning::default()
         }
     }
@@ -150,6 +165,8 @@ mod tests {
             peers: peers.iter().map(|s| s.to_string()).collect(),
             raft_store: "segments".into(),
             raft_snapshot_every_entries: 1000,
+            raft_batch_max_commands: 4096,
+            raft_batches_in_flight: 2,
         }
     }
 
@@ -183,5 +200,24 @@ mod tests {
         let mut s = args(&[]);
         s.raft_store = "nope".into();
         assert!(s.store().is_err());
+    }
+
+    #[test]
+    fn batching_knobs_reach_the_raft_tuning() {
+        let defaults = args(&[]).tuning();
+        assert_eq!(
+            defaults.batch_commands_max,
+            raft_meta::Tuning::default().batch_commands_max
+        );
+        assert_eq!(
+            defaults.batches_in_flight_max,
+            raft_meta::Tuning::default().batches_in_flight_max
+        );
+        let mut naive = args(&[]);
+        naive.raft_batch_max_commands = 1;
+        naive.raft_batches_in_flight = 1;
+        let t = naive.tuning();
+        assert_eq!((t.batch_commands_max, t.batches_in_flight_max), (1, 1));
+        assert_eq!(t.heartbeat_ms, raft_meta::Tuning::default().heartbeat_ms);
     }
 }

@@ -1,0 +1,632 @@
+//! `cohort bench produce|fetch`: data-plane throughput with 1 KiB records on one node, as
+//! ratios against the physical limit measured in the same run on the same disk.
+//!
+//! ```text
+//!  produce: raw  = write(batch) + fdatasync, one after the other, same bytes, same batch size
+//!           ours = an in-process broker; each connection sends Produce(acks=-1) of one batch
+//!                  and waits for the answer (the broker fsyncs before answering)
+//!  fetch:   raw  = sequential read of the partition's segment files (page cache warm)
+//!           ours = Fetch requests from offset 0 to the end over one connection
+//! ```
+//!
+//! It is a benchmark, not a test: it prints figures (see `docs/BENCHMARKS.md`).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes, BytesMut};
+use clap::Args;
+use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_protocol::messages::{
+    ApiKey, CreateTopicsRequest, FetchRequest, ProduceRequest, RequestHeader, RequestKind,
+    ResponseHeader, ResponseKind, TopicName,
+};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::records::{
+    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
+};
+
+use crate::config::ServeArgs;
+use crate::server::Server;
+
+/// Shape of the run.
+#[derive(Debug, Clone, Args)]
+pub struct DataArgs {
+    /// Directory on the disk to measure (a scratch directory is made inside and removed).
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
+    /// Bytes of each record value.
+    #[arg(long, default_value_t = 1024)]
+    record_bytes: usize,
+    /// Records per batch (one batch per Produce request).
+    #[arg(long, default_value_t = 64)]
+    batch_records: usize,
+    /// MiB written in total.
+    #[arg(long, default_value_t = 256)]
+    total_mib: usize,
+    /// Producer connections (one partition each).
+    #[arg(long, default_value_t = 1)]
+    connections: usize,
+    /// Produce requests each connection keeps in flight (the Java client's default is 5).
+    #[arg(long, default_value_t = 5)]
+    in_flight: usize,
+    /// Per-partition fetch size (Kafka's `max.partition.fetch.bytes`).
+    #[arg(long, default_value_t = 8 << 20)]
+    fetch_bytes: i32,
+    /// Times the whole partition is fetched (and read raw); the best round counts.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+pub type BenchResult<T> = Result<T, String>;
+
+/// A scratch directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(dir: &Path) -> BenchResult<Scratch> {
+    let path = dir.join(format!("cohort-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Scratch(path))
+}
+
+async fn start_broker(data_dir: &Path) -> BenchResult<Server> {
+    /// `cohort serve`'s flags, parsed the same way, so every default is the real one.
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+    let dir = data_dir
+        .to_str()
+        .ok_or("the bench directory is not UTF-8")?;
+    let serve = <Serve as clap::Parser>::try_parse_from([
+        "serve",
+        "--data-dir",
+        dir,
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--auto-create-topics=false",
+    ])
+    .map_err(|e| e.to_string())?;
+    Server::start(serve.args).await.map_err(|e| e.to_string())
+}
+
+/// One batch of `records` values of `bytes` each (incompressible-looking content).
+fn make_batch(records: usize, bytes: usize) -> BenchResult<Bytes> {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let recs: Vec<Record> = (0..records)
+        .map(|i| {
+            let value: Vec<u8> = (0..bytes)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            Record {
+                transactional: false,
+                control: false,
+                delete_horizon: false,
+                partition_leader_epoch: -1,
+                producer_id: -1,
+                producer_epoch: -1,
+                timestamp_type: TimestampType::Creation,
+                offset: i as i64,
+                sequence: i as i32 - 1,
+                timestamp: 1_700_000_000_000 + i as i64,
+                key: None,
+                value: Some(Bytes::from(value)),
+                headers: Default::default(),
+            }
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        recs.iter(),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(buf.freeze())
+}
+
+/// A blocking Kafka connection for the load generator.
+struct Conn {
+    stream: TcpStream,
+    correlation_id: i32,
+    /// The last response's buffer, reused once its decoded parts are dropped (a fresh 8 MiB
+    /// allocation per response costs page faults that would be charged to the broker).
+    spare: Vec<u8>,
+}
+
+impl Conn {
+    fn connect(addr: SocketAddr) -> BenchResult<Conn> {
+        let stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+        Ok(Conn {
+            stream,
+            correlation_id: 0,
+            spare: Vec::new(),
+        })
+    }
+
+    fn call(&mut self, key: ApiKey, version: i16, body: &RequestKind) -> BenchResult<ResponseKind> {
+        self.send(key, version, body)?;
+        self.receive(key, version)
+    }
+
+    fn send(&mut self, key: ApiKey, version: i16, body: &RequestKind) -> BenchResult<()> {
+        let frame = self.encode(key, version, body)?;
+        self.stream.write_all(&frame).map_err(|e| e.to_string())
+    }
+
+    /// Sends a frame made by [`Conn::encode`] again under the next correlation id (the load
+    /// generator should not charge its own encoding to the broker).
+    fn resend(&mut self, frame: &mut [u8]) -> BenchResult<()> {
+        self.correlation_id += 1;
+        frame[8..12].copy_from_slice(&self.correlation_id.to_be_bytes());
+        self.stream.write_all(frame).map_err(|e| e.to_string())
+    }
+
+    fn encode(&mut self, key: ApiKey, version: i16, body: &RequestKind) -> BenchResult<BytesMut> {
+        self.correlation_id += 1;
+        let header = RequestHeader::default()
+            .with_request_api_key(key as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(self.correlation_id)
+            .with_client_id(Some(StrBytes::from_static_str("cohort-bench")));
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&[0, 0, 0, 0]);
+        header
+            .encode(&mut buf, key.request_header_version(version))
+            .map_err(|e| e.to_string())?;
+        body.encode(&mut buf, version).map_err(|e| e.to_string())?;
+        let size = (buf.len() - 4) as i32;
+        buf[..4].copy_from_slice(&size.to_be_bytes());
+        Ok(buf)
+    }
+
+    fn receive(&mut self, key: ApiKey, version: i16) -> BenchResult<ResponseKind> {
+        self.receive_frame(key, version).map(|(r, _)| r)
+    }
+
+    /// Gives a response frame back for reuse (once nothing decoded from it is alive).
+    fn recycle(&mut self, frame: Bytes) {
+        if let Ok(buf) = frame.try_into_mut() {
+            self.spare = Vec::from(buf);
+        }
+    }
+
+    /// The decoded response and the frame it was decoded from.
+    fn receive_frame(&mut self, key: ApiKey, version: i16) -> BenchResult<(ResponseKind, Bytes)> {
+        let mut size = [0u8; 4];
+        self.stream
+            .read_exact(&mut size)
+            .map_err(|e| e.to_string())?;
+        let size = i32::from_be_bytes(size).max(0) as usize;
+        // `read_to_end` fills spare capacity without zeroing it first.
+        let mut frame = std::mem::take(&mut self.spare);
+        frame.clear();
+        frame.reserve(size);
+        (&mut self.stream)
+            .take(size as u64)
+            .read_to_end(&mut frame)
+            .map_err(|e| e.to_string())?;
+        if frame.len() != size {
+            return Err("connection closed mid-response".into());
+        }
+        let whole = Bytes::from(frame);
+        let mut frame = whole.clone();
+        ResponseHeader::decode(&mut frame, key.response_header_version(version))
+            .map_err(|e| e.to_string())?;
+        let body = ResponseKind::decode(key, &mut frame, version).map_err(|e| e.to_string())?;
+        Ok((body, whole))
+    }
+}
+
+fn create_topic(addr: SocketAddr, partitions: i32) -> BenchResult<()> {
+    use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
+    let mut c = Conn::connect(addr)?;
+    let topic = CreatableTopic::default()
+        .with_name(TopicName(StrBytes::from_static_str("bench")))
+        .with_num_partitions(partitions)
+        .with_replication_factor(1)
+        .with_configs(vec![CreatableTopicConfig::default()
+            .with_name(StrBytes::from_static_str("max.message.bytes"))
+            .with_value(Some(StrBytes::from_static_str("67108864")))]);
+    match c.call(
+        ApiKey::CreateTopics,
+        7,
+        &RequestKind::CreateTopics(CreateTopicsRequest::default().with_topics(vec![topic])),
+    )? {
+        ResponseKind::CreateTopics(r) if r.topics.first().map(|t| t.error_code) == Some(0) => {
+            Ok(())
+        }
+        other => Err(format!("creating the topic failed: {other:?}")),
+    }
+}
+
+fn produce_request(partition: i32, batch: &Bytes) -> RequestKind {
+    RequestKind::Produce(
+        ProduceRequest::default()
+            .with_transactional_id(None)
+            .with_acks(-1)
+            .with_timeout_ms(30_000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str("bench")))
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(partition)
+                    .with_records(Some(batch.clone()))])]),
+    )
+}
+
+/// Sends `count` Produce requests of `batch` to `partition`, keeping `in_flight` of them
+/// outstanding as real clients do; per-request latencies.
+fn produce_loop(
+    addr: SocketAddr,
+    partition: i32,
+    batch: Bytes,
+    count: usize,
+    in_flight: usize,
+) -> BenchResult<Vec<Duration>> {
+    let mut c = Conn::connect(addr)?;
+    let mut frame = c.encode(ApiKey::Produce, 9, &produce_request(partition, &batch))?;
+    let mut latencies = Vec::with_capacity(count);
+    let mut sent_at = std::collections::VecDeque::with_capacity(in_flight);
+    let mut sent = 0;
+    while latencies.len() < count {
+        while sent < count && sent_at.len() < in_flight.max(1) {
+            c.resend(&mut frame)?;
+            sent_at.push_back(Instant::now());
+            sent += 1;
+        }
+        match c.receive(ApiKey::Produce, 9)? {
+            ResponseKind::Produce(r) => {
+                let code = r
+                    .responses
+                    .first()
+                    .and_then(|t| t.partition_responses.first())
+                    .map_or(-1, |p| p.error_code);
+                if code != 0 {
+                    return Err(format!("produce answered error code {code}"));
+                }
+            }
+            other => return Err(format!("unexpected answer {other:?}")),
+        }
+        if let Some(t) = sent_at.pop_front() {
+            latencies.push(t.elapsed());
+        }
+    }
+    Ok(latencies)
+}
+
+/// Raw limit: `count` appends of `batch` to `file`, each followed by fdatasync; returns the
+/// time taken and each fdatasync's latency.
+fn raw_write(
+    file: &mut std::fs::File,
+    batch: &[u8],
+    count: usize,
+) -> BenchResult<(Duration, Vec<Duration>)> {
+    let mut syncs = Vec::with_capacity(count);
+    let started = Instant::now();
+    for _ in 0..count {
+        file.write_all(batch).map_err(|e| e.to_string())?;
+        let s = Instant::now();
+        file.sync_data().map_err(|e| e.to_string())?;
+        syncs.push(s.elapsed());
+    }
+    Ok((started.elapsed(), syncs))
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn mib_per_s(bytes: usize, elapsed: Duration) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / elapsed.as_secs_f64().max(1e-9)
+}
+
+pub async fn produce(a: DataArgs) -> BenchResult<()> {
+    let scratch = scratch(&a.dir)?;
+    let batch = make_batch(a.batch_records, a.record_bytes)?;
+    let connections = a.connections.max(1);
+    let rounds = a.rounds.max(1);
+    let total = a.total_mib << 20;
+    // Per connection and round; raw and broker alternate round by round, so both see the same
+    // machine (on a shared host the disk's fsync latency drifts over seconds).
+    let per_round = (total / batch.len() / connections / rounds).max(1);
+    let count = per_round * connections * rounds;
+    let bytes = count * batch.len();
+
+    let raw_path = scratch.0.join("raw-write");
+    let raw_file = std::fs::File::create(&raw_path).map_err(|e| e.to_string())?;
+    let raw_file = std::sync::Arc::new(std::sync::Mutex::new(raw_file));
+    let server = start_broker(&scratch.0.join("broker")).await?;
+    let addr = server.kafka_addr();
+    let partitions = i32::try_from(connections).unwrap_or(1);
+    tokio::task::spawn_blocking(move || create_topic(addr, partitions))
+        .await
+        .map_err(|e| e.to_string())??;
+
+    let mut raw_elapsed = Duration::ZERO;
+    let mut elapsed = Duration::ZERO;
+    let mut syncs = Vec::with_capacity(count);
+    let mut latencies = Vec::with_capacity(count);
+    for _ in 0..rounds {
+        let file = std::sync::Arc::clone(&raw_file);
+        let raw_batch = batch.clone();
+        let raw_count = per_round * connections;
+        let (took, round_syncs) = tokio::task::spawn_blocking(move || {
+            let mut f = file
+                .lock()
+                .map_err(|_| "raw file lock poisoned".to_string())?;
+            raw_write(&mut f, &raw_batch, raw_count)
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        raw_elapsed += took;
+        syncs.extend(round_syncs);
+
+        let started = Instant::now();
+        let mut handles = Vec::new();
+        for p in 0..partitions {
+            let batch = batch.clone();
+            let in_flight = a.in_flight;
+            handles.push(tokio::task::spawn_blocking(move || {
+                produce_loop(addr, p, batch, per_round, in_flight)
+            }));
+        }
+        for h in handles {
+            latencies.extend(h.await.map_err(|e| e.to_string())??);
+        }
+        elapsed += started.elapsed();
+    }
+    drop(raw_file);
+    let _ = std::fs::remove_file(&raw_path);
+    syncs.sort();
+    latencies.sort();
+    let syncs_done: u64 = server
+        .broker()
+        .data
+        .open_partitions()
+        .iter()
+        .map(|p| p.sync_count())
+        .sum();
+    server.shutdown().await;
+
+    let ours = mib_per_s(bytes, elapsed);
+    let raw = mib_per_s(bytes, raw_elapsed);
+    println!(
+        "produce: {} records of {} B in batches of {} ({} B per batch), {} connection(s) with {} \
+         requests in flight, {:.1} MiB in {} alternating rounds",
+        count * a.batch_records,
+        a.record_bytes,
+        a.batch_records,
+        batch.len(),
+        a.connections,
+        a.in_flight,
+        bytes as f64 / 1048576.0,
+        rounds
+    );
+    println!(
+        "  raw write+fdatasync: {raw:.1} MiB/s  fdatasync p50 {:.2} ms  p99 {:.2} ms  ({count} fdatasyncs)",
+        ms(percentile(&syncs, 0.5)),
+        ms(percentile(&syncs, 0.99))
+    );
+    println!(
+        "  cohort produce:      {ours:.1} MiB/s  {:.0} records/s  request p50 {:.2} ms  p99 {:.2} ms  ({syncs_done} fdatasyncs, {:.2} requests each)",
+        (count * a.batch_records) as f64 / elapsed.as_secs_f64().max(1e-9),
+        ms(percentile(&latencies, 0.5)),
+        ms(percentile(&latencies, 0.99)),
+        count as f64 / syncs_done.max(1) as f64,
+    );
+    println!("  ratio produce/raw:   {:.2}", ours / raw.max(1e-9));
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub async fn fetch(a: DataArgs) -> BenchResult<()> {
+    let scratch = scratch(&a.dir)?;
+    // Fill the partition with larger batches first (not measured).
+    let batch = make_batch(a.batch_records, a.record_bytes)?;
+    let total = a.total_mib << 20;
+    let count = (total / batch.len()).max(1);
+    let server = start_broker(&scratch.0.join("broker")).await?;
+    let addr = server.kafka_addr();
+    tokio::task::spawn_blocking(move || -> BenchResult<()> {
+        create_topic(addr, 1)?;
+        produce_loop(addr, 0, batch, count, 5).map(|_| ())
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    let log_dir = scratch.0.join("broker/topics/bench-0/log");
+
+    // Warm: raw first in each round, which also warms the page cache for both.
+    let mut warm = (0.0f64, 0.0f64);
+    let mut cold = (0.0f64, 0.0f64);
+    let mut ours_bytes = 0usize;
+    let mut requests = 0usize;
+    for _ in 0..a.rounds.max(1) {
+        for evicted in [false, true] {
+            let dir = log_dir.clone();
+            let (raw_bytes, raw_elapsed) = tokio::task::spawn_blocking(move || {
+                if evicted {
+                    evict(&dir)?;
+                }
+                raw_read(&dir)
+            })
+            .await
+            .map_err(|e| e.to_string())??;
+            let dir = log_dir.clone();
+            if evicted {
+                tokio::task::spawn_blocking(move || evict(&dir))
+                    .await
+                    .map_err(|e| e.to_string())??;
+            }
+            let fetch_bytes = a.fetch_bytes;
+            let (bytes, elapsed, n) =
+                tokio::task::spawn_blocking(move || fetch_all(addr, fetch_bytes))
+                    .await
+                    .map_err(|e| e.to_string())??;
+            let best = if evicted { &mut cold } else { &mut warm };
+            best.0 = best.0.max(mib_per_s(raw_bytes, raw_elapsed));
+            best.1 = best.1.max(mib_per_s(bytes, elapsed));
+            (ours_bytes, requests) = (bytes, n);
+        }
+    }
+    server.shutdown().await;
+    println!(
+        "fetch: {:.1} MiB of batches ({} records of {} B), {} B per partition fetch",
+        ours_bytes as f64 / 1048576.0,
+        count * a.batch_records,
+        a.record_bytes,
+        a.fetch_bytes
+    );
+    println!(
+        "  {requests} fetch requests per pass; best of {} passes each",
+        a.rounds
+    );
+    println!(
+        "  cold (segment files evicted from the page cache): raw read {:.1} MiB/s, cohort fetch {:.1} MiB/s, ratio {:.2}",
+        cold.0,
+        cold.1,
+        cold.1 / cold.0.max(1e-9)
+    );
+    println!(
+        "  warm (page cache):                                 raw read {:.1} MiB/s, cohort fetch {:.1} MiB/s, ratio {:.2}",
+        warm.0,
+        warm.1,
+        warm.1 / warm.0.max(1e-9)
+    );
+    Ok(())
+}
+
+/// Drops the segment files of `dir` from the page cache (they are clean: written and synced),
+/// so the next read comes from the disk.
+fn evict(dir: &Path) -> BenchResult<()> {
+    for path in segment_files(dir)? {
+        let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+        file.sync_data().map_err(|e| e.to_string())?;
+        rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed)
+            .map_err(|e| format!("fadvise {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn segment_files(dir: &Path) -> BenchResult<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Reads every segment file of `dir` sequentially in 1 MiB reads.
+fn raw_read(dir: &Path) -> BenchResult<(usize, Duration)> {
+    let files = segment_files(dir)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0usize;
+    let started = Instant::now();
+    for f in files {
+        let mut file = std::fs::File::open(&f).map_err(|e| e.to_string())?;
+        loop {
+            let n = file.read(&mut buf).map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+    }
+    Ok((total, started.elapsed()))
+}
+
+/// Fetches partition 0 from offset 0 to its end; (bytes, elapsed, requests).
+fn fetch_all(addr: SocketAddr, partition_bytes: i32) -> BenchResult<(usize, Duration, usize)> {
+    let mut c = Conn::connect(addr)?;
+    let mut offset = 0i64;
+    let mut total = 0usize;
+    let mut requests = 0usize;
+    let started = Instant::now();
+    loop {
+        let req = RequestKind::Fetch(
+            FetchRequest::default()
+                .with_max_wait_ms(0)
+                .with_min_bytes(1)
+                .with_max_bytes(64 << 20)
+                .with_session_epoch(-1)
+                .with_topics(vec![FetchTopic::default()
+                    .with_topic(TopicName(StrBytes::from_static_str("bench")))
+                    .with_partitions(vec![FetchPartition::default()
+                        .with_partition(0)
+                        .with_fetch_offset(offset)
+                        .with_partition_max_bytes(partition_bytes)])]),
+        );
+        requests += 1;
+        c.send(ApiKey::Fetch, 12, &req)?;
+        let (body, frame) = c.receive_frame(ApiKey::Fetch, 12)?;
+        let p = match body {
+            ResponseKind::Fetch(mut r) => r
+                .responses
+                .pop()
+                .and_then(|mut t| t.partitions.pop())
+                .ok_or("empty fetch answer")?,
+            other => return Err(format!("unexpected answer {other:?}")),
+        };
+        if p.error_code != 0 {
+            return Err(format!("fetch answered error code {}", p.error_code));
+        }
+        let records = p.records.unwrap_or_default();
+        if records.is_empty() {
+            if offset >= p.high_watermark {
+                break;
+            }
+            return Err(format!("no progress at offset {offset}"));
+        }
+        total += records.len();
+        offset = next_offset(&records).ok_or("unreadable batches")?;
+        drop(records);
+        c.recycle(frame);
+    }
+    Ok((total, started.elapsed(), requests))
+}
+
+/// The offset after the last batch in `records`.
+fn next_offset(records: &Bytes) -> Option<i64> {
+    let mut buf = records.clone();
+    let mut next = None;
+    while buf.remaining() >= protocol::batch::BATCH_HEADER_BYTES {
+        let header = protocol::batch::BatchHeader::parse(&buf).ok()?;
+        next = Some(header.base_offset + i64::from(header.last_offset_delta) + 1);
+        let size = header.total_bytes();
+        if size > buf.remaining() {
+            break;
+        }
+        buf.advance(size);
+    }
+    next
+}
