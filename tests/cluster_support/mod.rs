@@ -435,10 +435,7 @@ pub fn commit(
 pub type Committed = (String, i32, i64);
 
 /// OffsetFetch v8 of every partition of `group`: (group error code, (topic, partition, offset)).
-pub fn fetch_offsets(
-    addr: SocketAddr,
-    group: &str,
-) -> Result<(i16, Vec<Committed>), String> {
+pub fn fetch_offsets(addr: SocketAddr, group: &str) -> Result<(i16, Vec<Committed>), String> {
     use offset_fetch_request::*;
     let req = OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
         .with_group_id(GroupId(s(group)))
