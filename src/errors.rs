@@ -70,6 +70,7 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             CatalogError::LimitReached(_) => ErrorCode::PolicyViolation,
             CatalogError::Storage(_) => ErrorCode::KafkaStorageError,
             CatalogError::NotController => ErrorCode::NotController,
+            CatalogError::Timeout(_) => ErrorCode::RequestTimedOut,
         },
         BrokerError::CreateTopic(e) => match e {
             CreateTopicError::InvalidName(_) => ErrorCode::InvalidTopicException,
@@ -296,6 +297,10 @@ mod tests {
                 ErrorCode::UnsupportedVersion,
             ),
             (CatalogError::NotController.into(), ErrorCode::NotController),
+            (
+                CatalogError::Timeout("x".into()).into(),
+                ErrorCode::RequestTimedOut,
+            ),
             (GroupError::NotCoordinator.into(), ErrorCode::NotCoordinator),
             (
                 GroupError::LoadInProgress.into(),

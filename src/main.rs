@@ -21,6 +21,8 @@ enum Command {
     Serve(cohort::config::ServeArgs),
     /// Load generators that print figures against a baseline measured in the same run.
     Bench(cohort::bench::BenchArgs),
+    /// The Raft cluster: status, add-voter, remove-voter (over any node's Raft port).
+    Cluster(cohort::cli::cluster::ClusterArgs),
     // --- operator tools: their arguments are parsed by the tools themselves, with Kafka's own
     // rules, so they pass through clap untouched ---
     /// Consumer groups: kafka-consumer-groups.sh's flags and output.
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => cohort::server::serve_main(args),
         Command::Bench(args) => cohort::bench::bench_main(args),
+        Command::Cluster(args) => exit_code(cohort::cli::cluster::main(args)),
         Command::Groups { args } => exit_code(cohort::cli::groups::main(&args)),
         Command::Topics { args } => exit_code(cohort::cli::topics::main(&args)),
     }

@@ -3,15 +3,15 @@
 //!
 //! ```text
 //! cargo run -p raft-meta --release --example bakeoff -- [--quick] [--only write|space|replay|failover]
-//!     [--store sled|segments] [--in-flight N]
+//!     [--store sled|segments] [--in-flight N] [--kills N] [--keys N]
 //! ```
 //!
 //! - write: replicated small-command writes/s and p50/p99 latency, 1 node and 3 nodes over
 //!   loopback TCP, fsync on, 64 concurrent writers; commands per entry and per fsync.
 //! - space: disk bytes of each log store after 1M appends with a purge every 100k.
 //! - replay: restart of a node holding a 1M-key snapshot plus a 100 MiB log tail: MB/s.
-//! - failover: kill the leader of 3 nodes holding the keys, time to the first acknowledged
-//!   write on the new leader; several kills.
+//! - failover: kill the leader of 3 nodes holding the keys (1M, or `--keys`), time to the first
+//!   acknowledged write on the new leader; `--kills` times (5 by default), p50/p90/p99/max.
 //!
 //! Every section ends with the fdatasync p50/p99 it saw (the disk is shared and noisy).
 
@@ -28,7 +28,8 @@ use raft_meta::kv::{KvApp, KvCommand};
 use raft_meta::store::{LogStore, StoreProbe};
 use raft_meta::types::Entry;
 use raft_meta::{
-    metrics as rm, Bootstrap, CommandBatch, MetaNode, NodeConfig, PeerSpec, RaftStore, Tuning,
+    metrics as rm, Bootstrap, CommandBatch, Elections, MetaNode, NodeConfig, PeerSpec, RaftStore,
+    Tuning,
 };
 use tokio::net::TcpListener;
 
@@ -385,13 +386,32 @@ async fn start_cluster_at(store: RaftStore, dir: &Path) -> Vec<MetaNode<KvApp>> 
     vec![MetaNode::start_on(config, l, KvApp::new()).await.unwrap()]
 }
 
+fn numeric_flag(name: &str) -> Option<u64> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse().expect("a number"))
+}
+
+/// Nearest-rank percentile of sorted seconds.
+fn rank(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
+    sorted[i - 1]
+}
+
 async fn section_failover(quick: bool) {
-    let keys: u64 = if quick { 20_000 } else { 1_000_000 };
-    let kills = if quick { 3 } else { 5 };
-    println!("\n## failover: 3 nodes holding {keys} keys, leader killed {kills} times, time to the first acknowledged write on the new leader");
-    println!("| store | kills | p50 s | max s |");
-    println!("|---|---:|---:|---:|");
-    for store in stores() {
+    let keys: u64 = numeric_flag("--keys").unwrap_or(if quick { 20_000 } else { 1_000_000 });
+    let kills = numeric_flag("--kills").unwrap_or(if quick { 3 } else { 5 }) as usize;
+    let t = Tuning::default();
+    println!("\n## failover: 3 nodes holding {keys} keys, leader killed {kills} times, time to the first acknowledged write on the new leader (heartbeat {} ms, lease {} ms, spread {} ms)", t.heartbeat_ms, t.election_timeout_max_ms, t.election_timeout_min_ms);
+    println!("| store | elections | kills | p50 s | p90 s | p99 s | max s |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (store, elections) in stores().into_iter().flat_map(|s| {
+        [Elections::OpenraftTimer, Elections::PreVote]
+            .into_iter()
+            .map(move |e| (s, e))
+    }) {
         let tmp = tempfile::tempdir().unwrap();
         let mut listeners = Vec::new();
         let mut peers = Vec::new();
@@ -414,6 +434,7 @@ async fn section_failover(quick: bool) {
             bootstrap: Bootstrap::Cluster(peers.clone()),
             tuning: Tuning {
                 snapshot_every_entries: 5_000,
+                elections,
                 ..Tuning::default()
             },
         };
@@ -503,9 +524,15 @@ async fn section_failover(quick: bool) {
         }
         times.sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!(
-            "| {} | {kills} | {:.2} | {:.2} |",
+            "| {} | {} | {kills} | {:.2} | {:.2} | {:.2} | {:.2} |",
             store.name(),
-            times[times.len() / 2],
+            match elections {
+                Elections::OpenraftTimer => "openraft timer",
+                Elections::PreVote => "pre-vote",
+            },
+            rank(&times, 0.50),
+            rank(&times, 0.90),
+            rank(&times, 0.99),
             times[times.len() - 1]
         );
         for n in nodes.into_iter().flatten() {

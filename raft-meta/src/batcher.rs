@@ -99,23 +99,8 @@ async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration) {
         }
         Err(e) => {
             for waiter in waiters {
-                let _ = waiter.send(Err(clone_error(&e)));
+                let _ = waiter.send(Err(e.clone()));
             }
         }
-    }
-}
-
-fn clone_error(e: &WriteError) -> WriteError {
-    match e {
-        WriteError::NotLeader { leader } => WriteError::NotLeader {
-            leader: leader.clone(),
-        },
-        WriteError::CommandTooLarge { bytes, limit } => WriteError::CommandTooLarge {
-            bytes: *bytes,
-            limit: *limit,
-        },
-        WriteError::Busy => WriteError::Busy,
-        WriteError::ShuttingDown => WriteError::ShuttingDown,
-        WriteError::Indeterminate(s) => WriteError::Indeterminate(s.clone()),
     }
 }

@@ -1,19 +1,37 @@
-//! Status and membership operations, shared by the node handle and the admin RPCs.
+//! What a node does on behalf of the handle and of its peers: status, membership changes,
+//! writes (its own and forwarded ones), pre-vote answers.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
+use bytes::Bytes;
 use openraft::error::{ClientWriteError, RaftError};
+use openraft::storage::RaftLogStorage;
 use openraft::{ChangeMembers, ServerState};
+use tokio::sync::{mpsc, oneshot};
 
-use crate::error::MembershipError;
+use crate::batcher::PendingWrite;
+use crate::election::{grant_pre_vote, ElectionTiming, LeaderContact};
+use crate::error::{MembershipError, WriteError};
+use crate::network::rpc::{Forwarded, PreVoteRequest, PreVoteResponse};
+use crate::node::COMMAND_BYTES_MAX;
 use crate::status::{ClusterStatus, LeaderInfo};
-use crate::store::StoreProbe;
+use crate::store::{LogStore, StoreProbe};
 use crate::types::{NodeId, NodeInfo, Raft, RaftMetrics};
+
+/// The state machine's applied index (the state machine is generic over the application; this
+/// is all the control needs of it).
+pub(crate) type AppliedIndex = Arc<dyn Fn() -> Option<u64> + Send + Sync>;
 
 #[derive(Clone)]
 pub(crate) struct Control {
     pub raft: Raft,
     pub probe: StoreProbe,
+    pub log: LogStore,
+    pub contact: Arc<LeaderContact>,
+    pub timing: ElectionTiming,
+    pub writes: mpsc::Sender<PendingWrite>,
+    pub applied: AppliedIndex,
 }
 
 pub(crate) fn role_name(state: ServerState) -> &'static str {
@@ -49,6 +67,57 @@ fn map_write_error(
 }
 
 impl Control {
+    /// Queues a command for the batcher and waits for its reply.
+    pub async fn write(&self, command: Bytes) -> Result<Bytes, WriteError> {
+        if command.len() > COMMAND_BYTES_MAX {
+            return Err(WriteError::CommandTooLarge {
+                bytes: command.len(),
+                limit: COMMAND_BYTES_MAX,
+            });
+        }
+        let (reply, rx) = oneshot::channel();
+        self.writes
+            .send(PendingWrite { command, reply })
+            .await
+            .map_err(|_| WriteError::ShuttingDown)?;
+        rx.await.map_err(|_| WriteError::ShuttingDown)?
+    }
+
+    /// A write a follower forwarded: written here (if this node leads), answered with the
+    /// applied index the follower must reach to see it.
+    pub async fn forwarded_write(&self, command: Bytes) -> Result<Forwarded, WriteError> {
+        let reply = self.write(command).await?;
+        Ok(Forwarded {
+            reply,
+            applied_index: (self.applied)().unwrap_or(0),
+        })
+    }
+
+    /// Answers a pre-vote (see `election`); granting holds back this node's own campaign for a
+    /// retry delay, so the candidate gets the round to itself.
+    pub async fn pre_vote(&self, request: &PreVoteRequest) -> PreVoteResponse {
+        let state = self.raft.metrics().borrow().state;
+        let own_last_log = match self.log.clone().get_log_state().await {
+            Ok(s) => s.last_log_id,
+            Err(e) => {
+                tracing::warn!(error = %e, "pre-vote: cannot read the log state; refusing");
+                return PreVoteResponse { granted: false };
+            }
+        };
+        let granted = grant_pre_vote(
+            state,
+            self.contact.silence(),
+            self.timing.lease,
+            own_last_log.as_ref(),
+            request,
+        );
+        if granted {
+            self.contact.defer(self.timing.retry);
+        }
+        tracing::debug!(candidate = request.candidate, granted, "pre-vote");
+        PreVoteResponse { granted }
+    }
+
     pub fn status(&self) -> ClusterStatus {
         let m = self.raft.metrics().borrow().clone();
         let membership = m.membership_config.membership();

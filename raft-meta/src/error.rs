@@ -1,9 +1,12 @@
 //! Errors the node handle returns. Domain replies (a fenced commit, a missing key) are not here:
 //! they are the application's reply bytes.
 
+use serde::{Deserialize, Serialize};
+
 use crate::status::LeaderInfo;
 
-#[derive(Debug, thiserror::Error)]
+/// Serializable: a leader answers a forwarded write with it.
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
 pub enum WriteError {
     /// This node does not lead; the caller answers NOT_COORDINATOR / NOT_CONTROLLER and points at
     /// `leader` when known.
@@ -16,6 +19,10 @@ pub enum WriteError {
     Busy,
     #[error("raft node is shutting down")]
     ShuttingDown,
+    /// No leader could be asked (none elected in time, or it could not be reached): nothing
+    /// was written; retriable.
+    #[error("no leader available: {0}")]
+    Unavailable(String),
     /// The outcome is unknown (e.g. leadership lost mid-commit): the command may or may not have
     /// been applied, so the caller must not report success.
     #[error("write outcome unknown: {0}")]

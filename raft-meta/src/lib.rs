@@ -17,6 +17,7 @@ pub mod app;
 mod batcher;
 pub mod cohort_app;
 mod control;
+mod election;
 pub mod error;
 pub mod kv;
 pub mod metrics;
@@ -30,7 +31,7 @@ pub mod types;
 
 pub use app::{Application, Record, RestoreError};
 pub use error::{MembershipError, ReadError, StartError, WriteError};
-pub use node::{Bootstrap, MetaNode, NodeConfig, PeerSpec, Tuning};
+pub use node::{Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec, Tuning};
 pub use state_machine::StateMachine;
 pub use status::{ClusterStatus, LeaderInfo};
 pub use store::{LogStore, RaftStore};

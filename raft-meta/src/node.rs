@@ -7,28 +7,34 @@
 //!    ├─ bind the Raft listener, start openraft
 //!    ├─ bootstrap: Single → one voter (itself); Cluster(peers) → all nodes initialize with the same
 //!    │            peer list (idempotent, safe in any order); Join → wait to be added
-//!    └─ tasks: peer server · write batcher · metrics + leader watch · log purge · byte-based snapshots
+//!    └─ tasks: peer server · write batcher · elector (pre-vote, then elect) · metrics + leader
+//!              watch · log purge · byte-based snapshots
 //! ```
+//!
+//! A write on a follower can be forwarded to the leader (`write_via_leader`) over the peer port.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use openraft::error::{CheckIsLeaderError, InitializeError, RaftError};
 use openraft::storage::RaftLogStorage;
 use openraft::{Config, SnapshotPolicy};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::app::Application;
-use crate::batcher::{self, BatchLimits, PendingWrite};
+use crate::batcher::{self, BatchLimits};
 use crate::control::{leader_of, Control};
+use crate::election::{ElectionTiming, Elector, LeaderContact};
 use crate::error::{MembershipError, ReadError, StartError, WriteError};
+use crate::network::client::CallError;
+use crate::network::rpc::{RpcRequest, RpcResponse};
 use crate::network::{server, NetworkFactory};
 use crate::state_machine::{Applied, StateMachine};
 use crate::status::{ClusterStatus, LeaderInfo};
@@ -63,8 +69,14 @@ pub enum Bootstrap {
 /// Timing and size knobs; the defaults suit a LAN or loopback cluster.
 #[derive(Debug, Clone)]
 pub struct Tuning {
+    /// How often the leader sends AppendEntries when idle; openraft also uses it as the
+    /// deadline of every AppendEntries.
     pub heartbeat_ms: u64,
+    /// Deadline of vote and pre-vote calls; also the random spread added to each campaign
+    /// attempt and the retry delay after one that failed (`election`).
     pub election_timeout_min_ms: u64,
+    /// The leader lease: a follower campaigns only after this much silence from any leader,
+    /// and grants votes and pre-votes only then.
     pub election_timeout_max_ms: u64,
     /// Build a snapshot after this many entries since the last one...
     pub snapshot_every_entries: u64,
@@ -76,14 +88,26 @@ pub struct Tuning {
     /// A write not committed within this is answered `Indeterminate` (e.g. the leader lost its
     /// quorum); a read not confirmed within it fails.
     pub request_timeout: Duration,
+    /// Who starts elections (the bake-off compares both).
+    pub elections: Elections,
+}
+
+/// Who decides when a follower campaigns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Elections {
+    /// `election`: after a lease of silence plus a random spread, and only once a pre-vote
+    /// round finds a quorum that would vote.
+    #[default]
+    PreVote,
+    /// openraft 0.9's own timer: a lease plus a fixed random election timeout, no pre-vote.
+    OpenraftTimer,
 }
 
 impl Default for Tuning {
     fn default() -> Self {
         Self {
-            // A follower campaigns after a leader lease (election max) plus an election timeout
-            // without heartbeats: 0.7-1.0 s; the wide range makes split votes rare, and one more
-            // round still fits the 1.5 s failover target.
+            // A follower campaigns after the lease (max) plus a random [0, min) of silence, once
+            // a pre-vote round agrees; a split vote retries after [min, 2 min).
             heartbeat_ms: 50,
             election_timeout_min_ms: 200,
             election_timeout_max_ms: 500,
@@ -93,6 +117,7 @@ impl Default for Tuning {
             batch_bytes_max: 1024 * 1024,
             batches_in_flight_max: 2,
             request_timeout: Duration::from_secs(5),
+            elections: Elections::PreVote,
         }
     }
 }
@@ -122,7 +147,7 @@ pub struct MetaNode<A: Application> {
     log: LogStore,
     control: Control,
     local_addr: SocketAddr,
-    writes: mpsc::Sender<PendingWrite>,
+    network: NetworkFactory,
     leader: watch::Receiver<Option<LeaderInfo>>,
     transport_paused: Arc<AtomicBool>,
     tasks: Vec<JoinHandle<()>>,
@@ -224,6 +249,8 @@ impl<A: Application> MetaNode<A> {
             max_payload_entries: 64,
             snapshot_max_chunk_size: 4 * 1024 * 1024,
             install_snapshot_timeout: 2_000,
+            // Elections are driven by `election` after a pre-vote round, not by openraft's timer.
+            enable_elect: tuning.elections == Elections::OpenraftTimer,
             ..Default::default()
         }
         .validate()
@@ -234,15 +261,30 @@ impl<A: Application> MetaNode<A> {
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
-            network,
+            network.clone(),
             log.clone(),
             sm.clone(),
         )
         .await
         .map_err(|e| StartError::Raft(e.to_string()))?;
+        let timing = ElectionTiming {
+            lease: Duration::from_millis(tuning.election_timeout_max_ms),
+            jitter: Duration::from_millis(tuning.election_timeout_min_ms),
+            retry: Duration::from_millis(tuning.election_timeout_min_ms),
+            poll: Duration::from_millis((tuning.heartbeat_ms / 2).clamp(5, 50)),
+            rpc_timeout: Duration::from_millis(tuning.election_timeout_min_ms),
+        };
+        let contact = Arc::new(LeaderContact::default());
+        let (writes, queue) = mpsc::channel(PENDING_WRITES_MAX);
+        let applied_sm = sm.clone();
         let control = Control {
             raft: raft.clone(),
             probe,
+            log: log.clone(),
+            contact: contact.clone(),
+            timing,
+            writes,
+            applied: Arc::new(move || applied_sm.last_applied().map(|l| l.index)),
         };
 
         let mut tasks = Vec::new();
@@ -260,7 +302,19 @@ impl<A: Application> MetaNode<A> {
         )));
         tasks.push(tokio::spawn(snapshot_on_bytes(raft.clone(), sm.clone())));
 
-        let (writes, queue) = mpsc::channel(PENDING_WRITES_MAX);
+        if tuning.elections == Elections::PreVote {
+            tasks.push(tokio::spawn(
+                Elector {
+                    raft: raft.clone(),
+                    node_id: config.node_id,
+                    contact,
+                    network: network.clone(),
+                    log: log.clone(),
+                    timing,
+                }
+                .run(),
+            ));
+        }
         let limits = BatchLimits {
             commands_max: tuning.batch_commands_max,
             bytes_max: tuning.batch_bytes_max,
@@ -276,7 +330,7 @@ impl<A: Application> MetaNode<A> {
             log,
             control,
             local_addr,
-            writes,
+            network,
             leader: leader_rx,
             transport_paused,
             tasks,
@@ -343,18 +397,91 @@ impl<A: Application> MetaNode<A> {
     /// lost its office mid-write may see the entry committed by its successor. Callers retry
     /// idempotent commands or report the failure, never success.
     pub async fn write(&self, command: Bytes) -> Result<Bytes, WriteError> {
-        if command.len() > COMMAND_BYTES_MAX {
-            return Err(WriteError::CommandTooLarge {
-                bytes: command.len(),
-                limit: COMMAND_BYTES_MAX,
-            });
+        self.control.write(command).await
+    }
+
+    /// Like [`MetaNode::write`], from any node: a follower forwards the command to the leader
+    /// over the peer port (waiting up to the request timeout for one to be elected), then
+    /// waits until it has applied the entry itself, so a caller reads its own write here.
+    ///
+    /// `Unavailable` means nothing was sent (no leader, or it could not be reached); the other
+    /// errors mean what they mean for `write`.
+    pub async fn write_via_leader(&self, command: Bytes) -> Result<Bytes, WriteError> {
+        let deadline = Instant::now() + self.request_timeout;
+        let mut leader_watch = self.leader.clone();
+        let mut hops = 0;
+        loop {
+            let leader = self.leader();
+            let Some(leader) = leader else {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let elected = tokio::time::timeout(left, leader_watch.wait_for(Option::is_some));
+                if !matches!(elected.await, Ok(Ok(_))) {
+                    return Err(WriteError::Unavailable(format!(
+                        "no leader elected within {} ms",
+                        self.request_timeout.as_millis()
+                    )));
+                }
+                continue;
+            };
+            if leader.node_id == self.node_id {
+                return self.write(command).await;
+            }
+            // The leader needs up to its own request timeout to answer; allow for the hop.
+            let call_deadline =
+                deadline.saturating_duration_since(Instant::now()) + Duration::from_secs(1);
+            let request = RpcRequest::Forward(command.clone());
+            let answer = self
+                .network
+                .call(leader.node_id, &leader.info, &request, call_deadline)
+                .await;
+            match answer {
+                Ok(RpcResponse::Forward(Ok(forwarded))) => {
+                    self.wait_applied(forwarded.applied_index, deadline).await;
+                    return Ok(forwarded.reply);
+                }
+                // Leadership moved while the command travelled and nothing was written: follow.
+                Ok(RpcResponse::Forward(Err(WriteError::NotLeader { .. }))) if hops < 3 => {
+                    hops += 1;
+                    let _ = tokio::time::timeout(Duration::from_millis(50), leader_watch.changed())
+                        .await;
+                }
+                Ok(RpcResponse::Forward(Err(e))) => return Err(e),
+                Ok(_) => {
+                    return Err(WriteError::Indeterminate(format!(
+                        "node {} answered a forwarded write with something else",
+                        leader.node_id
+                    )))
+                }
+                Err(CallError::Unreachable { reason, .. }) => {
+                    return Err(WriteError::Unavailable(format!(
+                        "leader {} unreachable: {reason}",
+                        leader.node_id
+                    )))
+                }
+                Err(e) => return Err(WriteError::Indeterminate(e.to_string())),
+            }
         }
-        let (reply, rx) = oneshot::channel();
-        self.writes
-            .send(PendingWrite { command, reply })
-            .await
-            .map_err(|_| WriteError::ShuttingDown)?;
-        rx.await.map_err(|_| WriteError::ShuttingDown)?
+    }
+
+    /// Waits (until `deadline` at most) for this node to apply up to `index`.
+    async fn wait_applied(&self, index: u64, deadline: Instant) {
+        let mut metrics = self.raft.metrics();
+        loop {
+            if self.sm.last_applied().is_some_and(|l| l.index >= index) {
+                return;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tracing::debug!(index, "forwarded write not yet applied here");
+                return;
+            }
+            if !matches!(
+                tokio::time::timeout(left, metrics.changed()).await,
+                Ok(Ok(()))
+            ) {
+                return;
+            }
+        }
     }
 
     /// Confirms leadership with a quorum, waits until the state machine has applied everything

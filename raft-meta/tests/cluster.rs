@@ -251,6 +251,13 @@ async fn isolated_follower_does_not_disrupt_majority(store: RaftStore) {
     converge(&nodes, Duration::from_secs(20)).await;
     put_on_leader(&nodes, "after-rejoin").await;
     assert_eq!(read_on_leader(&nodes, |a| a.len()).await, written + 2);
+    // The pre-vote kept the cut-off node from campaigning: rejoining deposed nobody.
+    assert!(ldr.is_leader());
+    assert_eq!(
+        ldr.status().term,
+        term_before,
+        "the rejoining follower forced an election"
+    );
     for n in nodes.into_iter().flatten() {
         n.shutdown().await;
     }

@@ -1,4 +1,5 @@
 //! Command-line tools of the `cohort` binary.
 
+pub mod cluster;
 pub mod groups;
 pub mod topics;

@@ -21,6 +21,12 @@ pub struct ClusterArgs {
     #[arg(long, value_delimiter = ',')]
     pub peers: Vec<String>,
 
+    /// Start with an empty log and wait to be added by `cohort cluster add-voter`, instead of
+    /// forming the initial cluster from `--peers`. Ignored once the node's log holds a
+    /// membership (a restarted node rejoins as what it was).
+    #[arg(long, conflicts_with = "peers")]
+    pub join: bool,
+
     /// Raft log store: `segments` (the default, chosen by raft-meta's bake-off) or `sled`.
     #[arg(long, default_value = "segments")]
     pub raft_store: String,
@@ -112,7 +118,15 @@ impl ClusterArgs {
             .map_err(|e: raft_meta::store::UnknownRaftStore| ArgsError::Store(e.to_string()))
     }
 
+    /// A one-voter cluster: no peers, not joining one.
+    pub fn is_single(&self) -> bool {
+        self.peers.is_empty() && !self.join
+    }
+
     pub fn bootstrap(&self, node_id: u64) -> Result<Bootstrap, ArgsError> {
+        if self.join {
+            return Ok(Bootstrap::Join);
+        }
         if self.peers.is_empty() {
             return Ok(Bootstrap::Single);
         }
@@ -163,6 +177,7 @@ mod tests {
             raft_listen: "127.0.0.1:0".into(),
             advertise_raft: None,
             peers: peers.iter().map(|s| s.to_string()).collect(),
+            join: false,
             raft_store: "segments".into(),
             raft_snapshot_every_entries: 1000,
             raft_batch_max_commands: 4096,
@@ -196,6 +211,11 @@ mod tests {
         ] {
             assert!(args(&[bad]).bootstrap(1).is_err(), "{bad}");
         }
+        let mut joining = args(&[]);
+        joining.join = true;
+        assert_eq!(joining.bootstrap(4).unwrap(), Bootstrap::Join);
+        assert!(!joining.is_single());
+        assert!(args(&[]).is_single());
         assert!(args(&[]).store().is_ok());
         let mut s = args(&[]);
         s.raft_store = "nope".into();

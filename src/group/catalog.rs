@@ -1,9 +1,11 @@
 //! The front end's topic catalog and cluster view, backed by the replicated state.
 //!
 //! Reads come from this node's applied state (every node holds all topics); changes are Raft
-//! commands submitted by the leader. A follower answers NOT_CONTROLLER, as a Kafka broker that
-//! is not the controller does: clients refresh Metadata (which names the Raft leader as
-//! controller) and retry there.
+//! commands. Any node takes them: a follower forwards the command to the leader over the peer
+//! port and answers once it has applied the entry itself, as a KRaft broker forwards to its
+//! controller. So CreateTopics, DeleteTopics, auto-creation through Metadata and InitProducerId
+//! work whichever broker a client picked, and the client then finds the topic on that broker.
+//! NOT_CONTROLLER is left for when no leader can be reached (clients refresh and retry).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -60,14 +62,12 @@ impl RaftCatalog {
     }
 
     async fn submit(&self, body: Body) -> Result<AppReply, CatalogError> {
-        if !self.node.is_leader() {
-            return Err(CatalogError::NotController);
-        }
         let bytes = Envelope { origin: None, body }.encode();
-        let reply = self.node.write(bytes).await.map_err(|e| match e {
-            WriteError::NotLeader { .. } => CatalogError::NotController,
-            other => CatalogError::Storage(other.to_string()),
-        })?;
+        let reply = self
+            .node
+            .write_via_leader(bytes)
+            .await
+            .map_err(catalog_write_error)?;
         AppReply::decode(&reply).map_err(|e| CatalogError::Storage(e.to_string()))
     }
 }
@@ -104,6 +104,18 @@ fn meta_of(spec: &TopicSpec) -> TopicMeta {
         id: spec.id.as_u128(),
         partitions: spec.partitions.iter().map(|p| p.replicas.clone()).collect(),
         configs: spec.configs.set_values().clone(),
+    }
+}
+
+/// Nothing written (no leader reachable) is NOT_CONTROLLER, which clients retry after a
+/// Metadata refresh; an unknown outcome is a timeout, as a Kafka controller reports it.
+fn catalog_write_error(e: WriteError) -> CatalogError {
+    match e {
+        WriteError::NotLeader { .. } | WriteError::Unavailable(_) | WriteError::ShuttingDown => {
+            CatalogError::NotController
+        }
+        WriteError::Busy | WriteError::Indeterminate(_) => CatalogError::Timeout(e.to_string()),
+        WriteError::CommandTooLarge { .. } => CatalogError::Storage(e.to_string()),
     }
 }
 

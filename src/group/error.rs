@@ -23,6 +23,7 @@ impl From<WriteError> for GroupError {
             WriteError::NotLeader { .. } | WriteError::ShuttingDown => GroupError::NotCoordinator,
             WriteError::CommandTooLarge { .. }
             | WriteError::Busy
+            | WriteError::Unavailable(_)
             | WriteError::Indeterminate(_) => GroupError::NotAvailable(e.to_string()),
         }
     }

@@ -137,7 +137,7 @@ impl Server {
         // list as committed, not as a half-replayed log. A one-voter cluster also becomes
         // the active coordinator here, so its first clients never see NOT_COORDINATOR.
         groups
-            .wait_caught_up(args.cluster.peers.is_empty(), CATCH_UP_WAIT)
+            .wait_caught_up(args.cluster.is_single(), CATCH_UP_WAIT)
             .await?;
         let catalog = Arc::new(RaftCatalog::new(groups.node().clone()));
         let data = Arc::new(DataPlane::open(
@@ -196,6 +196,11 @@ impl Server {
     /// Where `/healthz` and `/metrics` are served.
     pub fn http_addr(&self) -> SocketAddr {
         self.http_addr
+    }
+
+    /// Where the Raft peer listener (and `cohort cluster`'s admin requests) is served.
+    pub fn raft_addr(&self) -> SocketAddr {
+        self.groups.node().raft_addr()
     }
 
     /// The shared broker state (for tests and benches).
@@ -322,9 +327,10 @@ pub fn serve_main(args: ServeArgs) -> ExitCode {
         };
         // One machine-readable line on stdout: scripts and tests learn the real ports here.
         println!(
-            "cohort listening kafka={} http={}",
+            "cohort listening kafka={} http={} raft={}",
             server.kafka_addr(),
-            server.http_addr()
+            server.http_addr(),
+            server.raft_addr()
         );
         let signal = signal.await;
         tracing::info!(signal, "shutting down");

@@ -32,9 +32,13 @@ pub enum CatalogError {
     /// Persisting the change failed; nothing changed.
     #[error("persisting topic metadata failed: {0}")]
     Storage(String),
-    /// Changes are made by the controller (the Raft leader) and this node is not it.
+    /// Changes are made by the controller (the Raft leader), which could not be reached.
     #[error("This node is not the controller.")]
     NotController,
+    /// The change was submitted but its outcome is unknown (the controller timed out or lost
+    /// its office meanwhile); it may still take effect.
+    #[error("the controller did not confirm the change in time: {0}")]
+    Timeout(String),
 }
 
 /// Topics, wherever they are kept.

@@ -205,6 +205,26 @@ impl NetworkFactory {
     }
 }
 
+impl NetworkFactory {
+    /// One request to `target` outside openraft (pre-votes, forwarded writes), over the same
+    /// pooled connections and backoff, and cut off like everything else while paused.
+    pub(crate) async fn call(
+        &self,
+        target: NodeId,
+        info: &NodeInfo,
+        request: &RpcRequest,
+        timeout: Duration,
+    ) -> Result<RpcResponse, CallError> {
+        if self.paused.load(Ordering::Relaxed) {
+            return Err(CallError::Unreachable {
+                addr: info.raft_addr.clone(),
+                reason: "transport paused".to_owned(),
+            });
+        }
+        self.peer(target, info).call(request, timeout).await
+    }
+}
+
 impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
     type Network = PeerClient;
 
@@ -272,6 +292,8 @@ impl PeerClient {
             RpcResponse::Vote(_) => "Vote",
             RpcResponse::InstallSnapshot(_) => "InstallSnapshot",
             RpcResponse::Admin(_) => "Admin",
+            RpcResponse::PreVote(_) => "PreVote",
+            RpcResponse::Forward(_) => "Forward",
         };
         CallError::Mismatch {
             addr: self.info.raft_addr.clone(),

@@ -1,6 +1,8 @@
-//! The messages peers exchange: openraft's three RPCs, plus admin requests so the CLI can ask any
-//! node for status or a membership change over the same port.
+//! The messages peers exchange: openraft's three RPCs; the pre-vote round that gates elections
+//! (openraft 0.9 has none); writes a follower forwards to the leader; admin requests so the CLI
+//! can ask any node for status or a membership change over the same port.
 
+use bytes::Bytes;
 use openraft::error::{InstallSnapshotError, RaftError};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
@@ -8,8 +10,9 @@ use openraft::raft::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::error::WriteError;
 use crate::status::ClusterStatus;
-use crate::types::{NodeId, NodeInfo, TypeConfig};
+use crate::types::{LogId, NodeId, NodeInfo, TypeConfig};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub enum RpcRequest {
@@ -17,6 +20,9 @@ pub enum RpcRequest {
     Vote(VoteRequest<NodeId>),
     InstallSnapshot(InstallSnapshotRequest<TypeConfig>),
     Admin(AdminRequest),
+    PreVote(PreVoteRequest),
+    /// A command a follower was asked to write; the leader writes it and answers with the reply.
+    Forward(Bytes),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -27,6 +33,30 @@ pub enum RpcResponse {
         Result<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>>,
     ),
     Admin(Result<AdminResponse, String>),
+    PreVote(PreVoteResponse),
+    Forward(Result<Forwarded, WriteError>),
+}
+
+/// "Would you vote for me if I campaigned now?" Asked before a real election, so that a node
+/// that merely lost touch (paused, cut off, restarted) never bumps the term and deposes a
+/// healthy leader.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreVoteRequest {
+    pub candidate: NodeId,
+    pub last_log_id: Option<LogId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreVoteResponse {
+    pub granted: bool,
+}
+
+/// A forwarded write's reply, with the leader's applied index once it was applied: the follower
+/// waits until it has applied as much, so whoever asked it reads their own write there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forwarded {
+    pub reply: Bytes,
+    pub applied_index: u64,
 }
 
 /// Operator requests; membership changes must reach the leader, others answer with its id.

@@ -1,10 +1,13 @@
 //! The receiving side: one task per peer connection, each reading a request frame, handing it to
-//! openraft (or the admin control) and writing the answer back.
+//! openraft (or the node's control: pre-votes, forwarded writes, admin) and writing the answer
+//! back. An AppendEntries or snapshot openraft accepted is contact with a leader, which is what
+//! a pre-vote asks about.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use openraft::raft::AppendEntriesResponse;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -80,11 +83,24 @@ async fn serve_connection(
 async fn handle(request: RpcRequest, control: &Control) -> RpcResponse {
     match request {
         RpcRequest::AppendEntries(rpc) => {
-            RpcResponse::AppendEntries(control.raft.append_entries(rpc).await)
+            let result = control.raft.append_entries(rpc).await;
+            if matches!(&result, Ok(r) if !matches!(r, AppendEntriesResponse::HigherVote(_))) {
+                control.contact.touch();
+            }
+            RpcResponse::AppendEntries(result)
         }
         RpcRequest::Vote(rpc) => RpcResponse::Vote(control.raft.vote(rpc).await),
         RpcRequest::InstallSnapshot(rpc) => {
-            RpcResponse::InstallSnapshot(control.raft.install_snapshot(rpc).await)
+            let sent_vote = rpc.vote;
+            let result = control.raft.install_snapshot(rpc).await;
+            if matches!(&result, Ok(r) if r.vote == sent_vote) {
+                control.contact.touch();
+            }
+            RpcResponse::InstallSnapshot(result)
+        }
+        RpcRequest::PreVote(request) => RpcResponse::PreVote(control.pre_vote(&request).await),
+        RpcRequest::Forward(command) => {
+            RpcResponse::Forward(control.forwarded_write(command).await)
         }
         RpcRequest::Admin(admin) => RpcResponse::Admin(match admin {
             AdminRequest::Status => Ok(AdminResponse::Status(control.status())),
