@@ -233,7 +233,15 @@ impl Drop for ScriptCluster {
             eprintln!("cluster.sh down: {out:?}");
         }
         if std::thread::panicking() {
-            eprintln!("{}", self.logs());
+            let keep =
+                std::env::temp_dir().join(format!("cohort-cluster-failure-{}", std::process::id()));
+            for n in NODES {
+                let log = format!("node-{n}.log");
+                if std::fs::create_dir_all(&keep).is_ok() {
+                    let _ = std::fs::copy(self.dir.join(&log), keep.join(&log));
+                }
+            }
+            eprintln!("{}\nfull logs kept in {}", self.logs(), keep.display());
         }
     }
 }
