@@ -125,10 +125,13 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
 .chart {{ margin: 1em 0; }} .frame {{ fill: #fafafa; stroke: #ccc; }}
 .lag-line {{ fill: none; stroke: #2463eb; stroke-width: 2; }}
 #updated {{ color: #777; font-size: small; }}
+#notice {{ background: #fff4d6; border: 1px solid #e6c86e; padding: 6px 10px; }}
+#notice:empty {{ display: none; }}
 </style>
 </head>
 <body>
 <h1>Consumer groups</h1>
+<p id="notice">{notice}</p>
 <p id="updated" data-taken-at="{taken}">snapshot at {taken} ms</p>
 <table id="groups">
 <thead><tr><th>Group</th><th>State</th><th>Members</th><th>Total lag</th><th>Status</th></tr></thead>
@@ -176,6 +179,7 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
       svg.appendChild(rect); svg.appendChild(line); fig.appendChild(cap); fig.appendChild(svg);
       charts.appendChild(fig);
     }});
+    document.getElementById("notice").textContent = s.notice || "";
     var u = document.getElementById("updated");
     u.setAttribute("data-taken-at", s.taken_at_ms); u.textContent = "snapshot at " + s.taken_at_ms + " ms";
   }}
@@ -190,6 +194,7 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
 </html>
 "###,
         taken = snapshot.taken_at_ms,
+        notice = escape_html(snapshot.notice.as_deref().unwrap_or("")),
         rows = rows,
         charts = charts,
         span = CHART_SPAN_MS,

@@ -34,6 +34,8 @@ pub struct LagTrackerConfig {
     pub groups_max: usize,
     /// Most partitions tracked per group.
     pub partitions_per_group_max: usize,
+    /// Most group partitions tracked in all (each keeps a window of observations).
+    pub partitions_max: usize,
 }
 
 impl Default for LagTrackerConfig {
@@ -45,6 +47,7 @@ impl Default for LagTrackerConfig {
             history_points_max: 720,
             groups_max: 10_000,
             partitions_per_group_max: 10_000,
+            partitions_max: 50_000,
         }
     }
 }
@@ -122,6 +125,10 @@ pub struct Snapshot {
     pub taken_at_ms: u64,
     /// Groups ordered by id.
     pub groups: Vec<GroupSnapshot>,
+    /// Why the figures are missing or partial (e.g. this node is not the coordinator), for
+    /// the console to show.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 impl Serialize for LagStatus {
@@ -136,6 +143,8 @@ pub struct LagTracker {
     config: LagTrackerConfig,
     groups: BTreeMap<String, GroupTrack>,
     logs: BTreeMap<TopicPartition, LogOffsets>,
+    /// Group partitions tracked, over every group (bounded by `partitions_max`).
+    partitions: usize,
 }
 
 impl LagTracker {
@@ -145,7 +154,13 @@ impl LagTracker {
             config,
             groups: BTreeMap::new(),
             logs: BTreeMap::new(),
+            partitions: 0,
         }
+    }
+
+    /// The limits and windows this tracker was made with.
+    pub fn config(&self) -> &LagTrackerConfig {
+        &self.config
     }
 
     fn group_mut(&mut self, group: &str) -> Option<&mut GroupTrack> {
@@ -161,16 +176,35 @@ impl LagTracker {
     /// A commit the coordinator applied (every commit counts, even of an unchanged offset:
     /// that is how STALLED is told from STOPPED).
     pub fn record_commit(&mut self, group: &str, tp: &TopicPartition, offset: i64) {
-        let max = self.config.partitions_per_group_max;
-        let Some(g) = self.group_mut(group) else {
+        let LagTracker {
+            config,
+            groups,
+            partitions,
+            ..
+        } = self;
+        if !groups.contains_key(group) {
+            if groups.len() >= config.groups_max {
+                return;
+            }
+            groups.insert(group.to_string(), GroupTrack::default());
+        }
+        let Some(g) = groups.get_mut(group) else {
             return;
         };
-        if !g.partitions.contains_key(tp) && g.partitions.len() >= max {
-            return;
+        // Commits arrive at the coordinator's rate: a known partition costs no allocation.
+        if !g.partitions.contains_key(tp) {
+            if g.partitions.len() >= config.partitions_per_group_max
+                || *partitions >= config.partitions_max
+            {
+                return;
+            }
+            *partitions += 1;
+            g.partitions.insert(tp.clone(), PartitionTrack::default());
         }
-        let p = g.partitions.entry(tp.clone()).or_default();
-        p.committed = Some(offset);
-        p.commits = p.commits.saturating_add(1);
+        if let Some(p) = g.partitions.get_mut(tp) {
+            p.committed = Some(offset);
+            p.commits = p.commits.saturating_add(1);
+        }
     }
 
     /// The latest log-start (if known) and log-end offsets of a partition.
@@ -199,19 +233,39 @@ impl LagTracker {
 
     /// Forgets a deleted group.
     pub fn remove_group(&mut self, group: &str) {
-        self.groups.remove(group);
+        if let Some(g) = self.groups.remove(group) {
+            self.partitions = self.partitions.saturating_sub(g.partitions.len());
+        }
     }
 
     /// Forgets a group's partition whose offset was deleted.
     pub fn remove_partition(&mut self, group: &str, tp: &TopicPartition) {
         if let Some(g) = self.groups.get_mut(group) {
-            g.partitions.remove(tp);
+            if g.partitions.remove(tp).is_some() {
+                self.partitions = self.partitions.saturating_sub(1);
+            }
         }
+    }
+
+    /// Whether `group` is tracked.
+    pub fn has_group(&self, group: &str) -> bool {
+        self.groups.contains_key(group)
     }
 
     /// Forgets a deleted topic's log offsets.
     pub fn remove_log(&mut self, tp: &TopicPartition) {
         self.logs.remove(tp);
+    }
+
+    /// Keeps the log offsets only of the partitions `keep` accepts (the ones that still exist
+    /// and were heard from).
+    pub fn retain_logs(&mut self, mut keep: impl FnMut(&TopicPartition) -> bool) {
+        self.logs.retain(|tp, _| keep(tp));
+    }
+
+    /// Group partitions tracked, over every group.
+    pub fn tracked_partitions(&self) -> usize {
+        self.partitions
     }
 
     /// Takes one observation of every tracked group partition and one history point per group.
@@ -307,6 +361,7 @@ impl LagTracker {
         Snapshot {
             taken_at_ms: now_ms,
             groups,
+            notice: None,
         }
     }
 }
@@ -402,6 +457,7 @@ mod tests {
             history_points_max: 4,
             groups_max: 1,
             partitions_per_group_max: 1,
+            partitions_max: 1_000,
         });
         t.record_log_offsets(&tp(0), None, 10);
         t.record_commit("g", &tp(0), 1);
