@@ -3,13 +3,30 @@
 //! server feeds with commits and log-end offsets and renders from (`tracker`), its `/metrics`
 //! families (`prometheus`), and the task that samples it on the server's clock (`sampler`).
 //!
-//! Everything but `sampler` is clock-free: time comes in as `now_ms` arguments.
+//! In the server: `feed` (the one tracker, fed by the coordinator runtime while this node is
+//! the active coordinator), `log_offsets` (every partition's log offsets, from the data plane
+//! and from the partitions' owners over their Kafka port) and `exporter` (the task that polls
+//! and samples).
+//!
+//! ```text
+//!  coordinator runtime ── applied records ──► LagFeed ◄── log offsets ── exporter ◄── owners
+//!                                                │  ◄──── sample(now) ───┘
+//!                                                └──► snapshot ──► /metrics, /console(.json)
+//! ```
+//!
+//! Everything but `sampler` and `exporter` is clock-free: time comes in as `now_ms` arguments.
 
+pub mod exporter;
+pub mod feed;
+pub mod log_offsets;
 pub mod prometheus;
 pub mod sampler;
 pub mod status;
 pub mod tracker;
 
+pub use exporter::run_exporter;
+pub use feed::{LagFeed, LogOffsets};
+pub use log_offsets::LogOffsetsPoller;
 pub use sampler::{run_sampler, wall_clock_ms, SharedLagTracker};
 pub use status::{evaluate, LagStatus, Observation};
 pub use tracker::{

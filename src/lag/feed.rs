@@ -1,0 +1,314 @@
+//! `LagFeed`: the server's one tracker, and the rule for who feeds it and when.
+//!
+//! ```text
+//!  coordinator runtime (leader, Active) ──start_exporting(state)──► fresh tracker seeded from
+//!        │                                                          the applied state
+//!        ├─ every applied group outcome ──apply(records, state)──► commits, deletes, group facts
+//!        └─ leadership lost ──stop_exporting──► emptied; snapshots say "not the coordinator"
+//!  log-offsets poller ──record_log_offsets──►  ┐
+//!  sampler (wall clock) ──sample(now)────────► ├─ only while exporting
+//!  /metrics, /console ──snapshot(now)────────► ┘
+//! ```
+//!
+//! Only the active coordinator (the Raft leader) exports group figures, so a scrape of every
+//! node of a cluster counts each group once. Its tracker starts from the applied state when it
+//! takes office (the windows start empty: a status needs a few samples) and follows every
+//! applied commit from then on, unchanged offsets included: that is how STALLED differs from
+//! STOPPED.
+
+use std::sync::Mutex;
+
+use coordinator::{CoordinatorState, GroupId, Record};
+
+use super::tracker::{LagTracker, LagTrackerConfig, Snapshot};
+use crate::client::TopicPartition;
+
+/// One partition's log offsets as its owner reported them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogOffsets {
+    /// The partition.
+    pub tp: TopicPartition,
+    /// Its first offset, when the owner told us.
+    pub log_start: Option<i64>,
+    /// Its log-end offset as consumers see it (the high watermark, what ListOffsets `latest`
+    /// answers and `cohort groups` prints).
+    pub log_end: i64,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tracker: LagTracker,
+    exporting: bool,
+}
+
+/// The tracker, shared by the coordinator runtime (commits), the log-offsets poller, the
+/// sampler and the HTTP routes.
+#[derive(Debug)]
+pub struct LagFeed {
+    config: LagTrackerConfig,
+    inner: Mutex<Inner>,
+}
+
+impl LagFeed {
+    /// A feed that exports nothing until the coordinator starts it.
+    pub fn new(config: LagTrackerConfig) -> LagFeed {
+        LagFeed {
+            config,
+            inner: Mutex::new(Inner {
+                tracker: LagTracker::new(config),
+                exporting: false,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic elsewhere while holding the lock leaves figures, not invariants, behind.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The limits and windows of the tracker.
+    pub fn config(&self) -> &LagTrackerConfig {
+        &self.config
+    }
+
+    /// Whether this node exports group figures (it is the active coordinator).
+    pub fn is_exporting(&self) -> bool {
+        self.lock().exporting
+    }
+
+    /// This node became the active coordinator: a fresh tracker holding every group and
+    /// committed offset of `state`.
+    pub fn start_exporting(&self, state: &CoordinatorState) {
+        let mut tracker = LagTracker::new(self.config);
+        for (group, group_state) in state.group_states() {
+            let members = state.group(group).map_or(0, |g| g.members.len());
+            tracker.record_group(group.as_str(), group_state.as_str(), members);
+        }
+        for (group, topic, partition, value) in state.committed_offsets() {
+            tracker.record_commit(
+                group.as_str(),
+                &TopicPartition::new(topic, partition.0),
+                value.offset.0,
+            );
+        }
+        let mut inner = self.lock();
+        inner.tracker = tracker;
+        inner.exporting = true;
+    }
+
+    /// This node is no longer the coordinator: forget everything (another node exports now).
+    pub fn stop_exporting(&self) {
+        let mut inner = self.lock();
+        inner.tracker = LagTracker::new(self.config);
+        inner.exporting = false;
+    }
+
+    /// The records of one applied group command; `state` is the applied state after it.
+    pub fn apply(&self, records: &[Record], state: &CoordinatorState) {
+        if records.is_empty() {
+            return;
+        }
+        let mut inner = self.lock();
+        if !inner.exporting {
+            return;
+        }
+        let tracker = &mut inner.tracker;
+        // A command touches few groups (usually one); a short list beats a set.
+        let mut touched: Vec<&GroupId> = Vec::new();
+        for record in records {
+            let group = match record {
+                Record::OffsetCommit {
+                    group_id,
+                    topic,
+                    partition,
+                    value,
+                } => {
+                    let tp = TopicPartition::new(topic.as_str(), partition.0);
+                    match value {
+                        Some(v) => tracker.record_commit(group_id.as_str(), &tp, v.offset.0),
+                        None => tracker.remove_partition(group_id.as_str(), &tp),
+                    }
+                    group_id
+                }
+                Record::GroupMetadata { group_id, .. } => group_id,
+            };
+            if !touched.contains(&group) {
+                touched.push(group);
+            }
+        }
+        for group in touched {
+            refresh_group(tracker, state, group);
+        }
+    }
+
+    /// Log offsets heard from the partitions' owners.
+    pub fn record_log_offsets(&self, offsets: &[LogOffsets]) {
+        let mut inner = self.lock();
+        if !inner.exporting {
+            return;
+        }
+        for o in offsets {
+            inner
+                .tracker
+                .record_log_offsets(&o.tp, o.log_start, o.log_end);
+        }
+    }
+
+    /// Keeps log offsets only for the partitions `keep` accepts (existing, recently heard).
+    pub fn retain_logs(&self, keep: impl FnMut(&TopicPartition) -> bool) {
+        self.lock().tracker.retain_logs(keep);
+    }
+
+    /// One observation per group partition and one history point per group, at `now_ms`.
+    pub fn sample(&self, now_ms: u64) {
+        let mut inner = self.lock();
+        if inner.exporting {
+            inner.tracker.sample(now_ms);
+        }
+    }
+
+    /// Group partitions tracked now.
+    pub fn tracked_partitions(&self) -> usize {
+        self.lock().tracker.tracked_partitions()
+    }
+
+    /// What the console and `/metrics` show; `None` while this node does not export.
+    pub fn snapshot(&self, now_ms: u64) -> Option<Snapshot> {
+        let inner = self.lock();
+        inner.exporting.then(|| inner.tracker.snapshot(now_ms))
+    }
+}
+
+/// A group's state and member count as the applied state has them; a group that no longer
+/// exists (deleted, or a simple group whose last offset went) is forgotten.
+fn refresh_group(tracker: &mut LagTracker, state: &CoordinatorState, group: &GroupId) {
+    match state.group(group) {
+        Some(g) => tracker.record_group(group.as_str(), g.state.as_str(), g.members.len()),
+        // A simple group (offsets only) is Empty with no members, as DescribeGroups says.
+        None if state.group_committed_offsets(group).next().is_some() => {
+            tracker.record_group(group.as_str(), "Empty", 0)
+        }
+        None => tracker.remove_group(group.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coordinator::{
+        ApiVersion, CommitOffsets, CommitPartition, CommitTopic, Config, DeleteGroups, Generation,
+        LeaderEpoch, MemberId, Offset, PartitionIndex, TimestampMs, TopicName, WriteCommand,
+    };
+
+    fn commit(group: &str, partition: i32, offset: i64, now: i64) -> WriteCommand {
+        WriteCommand::CommitOffsets(CommitOffsets {
+            group_id: GroupId::new(group),
+            generation: Generation::NONE,
+            member_id: MemberId::new(""),
+            group_instance_id: None,
+            retention_time_ms: -1,
+            topics: vec![CommitTopic {
+                name: TopicName::new("t"),
+                partitions: vec![CommitPartition {
+                    partition: PartitionIndex(partition),
+                    offset: Offset(offset),
+                    leader_epoch: LeaderEpoch(-1),
+                    metadata: None,
+                    partition_known: true,
+                }],
+            }],
+            api_version: ApiVersion(8),
+            now_ms: TimestampMs(now),
+        })
+    }
+
+    fn apply(feed: &LagFeed, state: &mut CoordinatorState, cmd: &WriteCommand) {
+        let outcome = state.apply(cmd);
+        feed.apply(&outcome.records, state);
+    }
+
+    fn offsets(end: i64) -> Vec<LogOffsets> {
+        (0..2)
+            .map(|p| LogOffsets {
+                tp: TopicPartition::new("t", p),
+                log_start: Some(0),
+                log_end: end,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn nothing_is_exported_before_the_coordinator_starts_it() {
+        let feed = LagFeed::new(LagTrackerConfig::default());
+        let mut state = CoordinatorState::new(Config::default());
+        apply(&feed, &mut state, &commit("g", 0, 5, 1));
+        feed.record_log_offsets(&offsets(9));
+        feed.sample(1_000);
+        assert!(feed.snapshot(1_000).is_none());
+        assert!(!feed.is_exporting());
+    }
+
+    #[test]
+    fn a_new_coordinator_starts_from_the_applied_state_then_follows_commits() {
+        let feed = LagFeed::new(LagTrackerConfig::default());
+        let mut state = CoordinatorState::new(Config::default());
+        state.apply(&commit("g", 0, 5, 1));
+        feed.start_exporting(&state);
+        apply(&feed, &mut state, &commit("g", 1, 7, 2));
+        feed.record_log_offsets(&offsets(9));
+        feed.sample(1_000);
+        let snap = feed.snapshot(1_000).unwrap();
+        let g = &snap.groups[0];
+        assert_eq!(g.group, "g");
+        assert_eq!(g.state.as_deref(), Some("Empty"));
+        assert_eq!(g.members, Some(0));
+        let lags: Vec<_> = g.partitions.iter().map(|p| (p.partition, p.lag)).collect();
+        assert_eq!(lags, vec![(0, Some(4)), (1, Some(2))]);
+        assert_eq!(g.total_lag, Some(6));
+    }
+
+    #[test]
+    fn deleting_a_group_forgets_it_and_stepping_down_forgets_everything() {
+        let feed = LagFeed::new(LagTrackerConfig::default());
+        let mut state = CoordinatorState::new(Config::default());
+        feed.start_exporting(&state);
+        apply(&feed, &mut state, &commit("g", 0, 5, 1));
+        apply(&feed, &mut state, &commit("h", 0, 5, 1));
+        let delete = WriteCommand::DeleteGroups(DeleteGroups {
+            api_version: ApiVersion(2),
+            group_ids: vec![GroupId::new("g")],
+            now_ms: TimestampMs(3),
+        });
+        apply(&feed, &mut state, &delete);
+        let groups: Vec<_> = feed
+            .snapshot(0)
+            .unwrap()
+            .groups
+            .into_iter()
+            .map(|g| g.group)
+            .collect();
+        assert_eq!(groups, vec!["h"]);
+        feed.stop_exporting();
+        assert!(feed.snapshot(0).is_none());
+        assert_eq!(feed.tracked_partitions(), 0);
+    }
+
+    #[test]
+    fn recommitting_an_unchanged_offset_counts_as_a_commit() {
+        // STALLED (committing without moving) is only visible if every commit reaches the
+        // tracker, unchanged offsets included.
+        let feed = LagFeed::new(LagTrackerConfig::default());
+        let mut state = CoordinatorState::new(Config::default());
+        feed.start_exporting(&state);
+        feed.record_log_offsets(&offsets(100));
+        for i in 0..4 {
+            apply(&feed, &mut state, &commit("g", 0, 40, i));
+            feed.sample(i as u64 * 1_000);
+        }
+        let snap = feed.snapshot(4_000).unwrap();
+        assert_eq!(
+            snap.groups[0].partitions[0].status,
+            Some(crate::lag::LagStatus::Stalled)
+        );
+    }
+}
