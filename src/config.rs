@@ -56,6 +56,19 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 300_000)]
     pub retention_check_ms: u64,
 
+    /// How often the coordinator samples lag: it polls every partition's log offsets (from
+    /// their owners in a cluster) and adds one observation per group partition and one point
+    /// to each group's lag history.
+    #[arg(long, default_value_t = 5_000)]
+    pub lag_sample_interval_ms: u64,
+
+    /// How far back the lag status (OK, WARNING, STALLED, STOPPED, ERROR) looks. Two minutes
+    /// spans two dozen commits of a consumer committing every 5 s (Kafka's auto-commit
+    /// default), so one slow commit does not flip a status, while a stopped consumer shows
+    /// within the window.
+    #[arg(long, default_value_t = 120_000)]
+    pub lag_window_ms: u64,
+
     /// Raft meta service: peers, Raft listener, log store.
     #[command(flatten)]
     pub cluster: crate::group::ClusterArgs,
@@ -88,7 +101,21 @@ pub struct BrokerConfig {
     pub max_connections: usize,
     /// Period of retention enforcement.
     pub retention_check_interval: Duration,
+    /// Period of lag sampling (and of log-offset polling).
+    pub lag_sample_interval: Duration,
+    /// Windows and limits of the lag tracker.
+    pub lag: crate::lag::LagTrackerConfig,
 }
+
+/// Shortest lag sample interval: polling every partition's owner more often is load, not
+/// information.
+pub const LAG_SAMPLE_INTERVAL_MS_MIN: u64 = 10;
+/// Longest lag sample interval (the console's history keeps a point per 5 s at most anyway).
+pub const LAG_SAMPLE_INTERVAL_MS_MAX: u64 = 60_000;
+/// Longest lag window, as `cohort groups --lag-status` allows.
+pub const LAG_WINDOW_MS_MAX: u64 = 3_600_000;
+/// Most observations per group partition in a window (each costs memory per partition).
+pub const LAG_OBSERVATIONS_MAX: u64 = 1_000;
 
 /// Why a configuration cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -147,6 +174,7 @@ impl BrokerConfig {
                 value: "0".into(),
             });
         }
+        let lag = lag_config(args.lag_sample_interval_ms, args.lag_window_ms)?;
         Ok(BrokerConfig {
             data_dir: args.data_dir.clone(),
             node_id: args.node_id,
@@ -158,8 +186,45 @@ impl BrokerConfig {
             max_frame_bytes: args.max_frame_bytes,
             max_connections: args.max_connections,
             retention_check_interval: Duration::from_millis(args.retention_check_ms.max(1)),
+            lag_sample_interval: Duration::from_millis(args.lag_sample_interval_ms),
+            lag,
         })
     }
+}
+
+/// The tracker's windows from the two lag flags: the window holds at least two samples and at
+/// most [`LAG_OBSERVATIONS_MAX`].
+fn lag_config(
+    interval_ms: u64,
+    window_ms: u64,
+) -> Result<crate::lag::LagTrackerConfig, ConfigError> {
+    if !(LAG_SAMPLE_INTERVAL_MS_MIN..=LAG_SAMPLE_INTERVAL_MS_MAX).contains(&interval_ms) {
+        return Err(ConfigError::OutOfRange {
+            flag: "--lag-sample-interval-ms",
+            rule: "between 10 and 60000",
+            value: interval_ms.to_string(),
+        });
+    }
+    if window_ms < 2 * interval_ms || window_ms > LAG_WINDOW_MS_MAX {
+        return Err(ConfigError::OutOfRange {
+            flag: "--lag-window-ms",
+            rule: "at least twice --lag-sample-interval-ms and at most 3600000",
+            value: window_ms.to_string(),
+        });
+    }
+    if window_ms / interval_ms > LAG_OBSERVATIONS_MAX {
+        return Err(ConfigError::OutOfRange {
+            flag: "--lag-window-ms",
+            rule: "at most 1000 times --lag-sample-interval-ms",
+            value: window_ms.to_string(),
+        });
+    }
+    let observations = window_ms / interval_ms + 2;
+    Ok(crate::lag::LagTrackerConfig {
+        window_ms,
+        observations_max: usize::try_from(observations).unwrap_or(usize::MAX),
+        ..crate::lag::LagTrackerConfig::default()
+    })
 }
 
 fn split_host_port(s: &str) -> Result<(String, i32), ConfigError> {
@@ -198,6 +263,36 @@ mod tests {
         assert!(a.auto_create_topics);
         assert_eq!(a.num_partitions, 1);
         assert_eq!(a.flush_ms, None);
+        assert_eq!(a.lag_sample_interval_ms, 5_000);
+        assert_eq!(a.lag_window_ms, 120_000);
+        let c = BrokerConfig::resolve(&a, "127.0.0.1:9092".parse().unwrap()).unwrap();
+        assert_eq!(c.lag_sample_interval, Duration::from_secs(5));
+        assert_eq!(c.lag.window_ms, 120_000);
+        assert_eq!(c.lag.observations_max, 26);
+    }
+
+    #[test]
+    fn lag_flags_are_bounded() {
+        let resolve = |flags: &[&str]| {
+            BrokerConfig::resolve(&parse(flags), "127.0.0.1:9092".parse().unwrap())
+        };
+        let ok = resolve(&["--lag-sample-interval-ms", "100", "--lag-window-ms", "2000"]).unwrap();
+        assert_eq!(ok.lag.observations_max, 22);
+        for bad in [
+            &["--lag-sample-interval-ms", "0"][..],
+            &["--lag-sample-interval-ms", "60001"],
+            &[
+                "--lag-sample-interval-ms",
+                "1000",
+                "--lag-window-ms",
+                "1999",
+            ],
+            &["--lag-window-ms", "3600001"],
+            &["--lag-sample-interval-ms", "10", "--lag-window-ms", "10010"],
+        ] {
+            let err = resolve(bad).unwrap_err().to_string();
+            assert!(err.starts_with("--lag-"), "{bad:?}: {err}");
+        }
     }
 
     #[test]
