@@ -1,13 +1,29 @@
-//! The HTTP side door: `GET /healthz` and Prometheus `GET /metrics`.
+//! The HTTP side door: `GET /healthz`, Prometheus `GET /metrics`, and the console
+//! (`GET /console`, its data feed `GET /console.json`).
 //!
-//! Two fixed routes do not need an HTTP stack: a request line is read (bounded in size and
+//! A few fixed routes do not need an HTTP stack: a request line is read (bounded in size and
 //! time), one response is written, the connection is closed.
+//!
+//! `/metrics` is the process's recorder (request counts, Raft, coordinator counters and
+//! histograms) followed by the lag families rendered from the lag tracker's snapshot. Only the
+//! active coordinator has group figures: on any other node the lag families are absent and the
+//! console names the coordinator, so scraping every node of a cluster counts each group once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+
+use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
+use crate::group::{Groups, Role};
+use crate::lag::{wall_clock_ms, LagFeed, Snapshot};
+
+/// The root page: where things are.
+const INDEX: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cohort</title></head>\
+<body><h1>Cohort</h1><ul><li><a href=\"/console\">console</a> (consumer groups and lag)</li>\
+<li><a href=\"/metrics\">metrics</a> (Prometheus)</li><li><a href=\"/healthz\">healthz</a></li></ul></body></html>\n";
 
 /// Largest request head read before giving up.
 const MAX_REQUEST_HEAD_BYTES: usize = 8 * 1024;
@@ -16,8 +32,67 @@ const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most HTTP requests served at once; scrapes are rare, this only bounds abuse.
 const MAX_CONCURRENT_REQUESTS: usize = 64;
 
+/// What the routes read.
+pub struct Routes {
+    /// Lag figures (exported only while this node is the active coordinator).
+    pub lag: Arc<LagFeed>,
+    /// The coordinator on this node, to name the one that exports when this node does not.
+    pub groups: Option<Arc<Groups>>,
+}
+
+impl Routes {
+    /// The lag snapshot, or an empty one saying why there are no figures here.
+    fn lag_snapshot(&self) -> (Snapshot, bool) {
+        let now = wall_clock_ms();
+        match self.lag.snapshot(now) {
+            Some(s) => (s, true),
+            None => (
+                Snapshot {
+                    taken_at_ms: now,
+                    groups: Vec::new(),
+                    notice: Some(self.not_exporting_notice()),
+                },
+                false,
+            ),
+        }
+    }
+
+    fn not_exporting_notice(&self) -> String {
+        let Some(groups) = &self.groups else {
+            return "This node runs no group coordinator.".to_string();
+        };
+        let me = groups.node().node_id();
+        match (groups.role(), groups.leader()) {
+            (Role::Follower, Some(l)) if l.node_id != me => format!(
+                "Node {me} is not the group coordinator: node {} (Kafka {}) is, and its console shows the groups.",
+                l.node_id, l.info.kafka_addr
+            ),
+            (Role::Follower, _) => format!(
+                "Node {me} is not the group coordinator, and no coordinator is known right now."
+            ),
+            (Role::Loading | Role::Active, _) => format!(
+                "Node {me} is becoming the group coordinator; figures follow within a sample interval."
+            ),
+        }
+    }
+
+    fn metrics(&self) -> String {
+        let handle = crate::metrics::prometheus();
+        handle.run_upkeep();
+        let mut body = handle.render();
+        let (snapshot, exporting) = self.lag_snapshot();
+        if exporting {
+            if !body.is_empty() && !body.ends_with('\n') {
+                body.push('\n');
+            }
+            body.push_str(&crate::lag::prometheus::render(&snapshot));
+        }
+        body
+    }
+}
+
 /// Serves until `shutdown` flips to true.
-pub async fn run(listener: TcpListener, mut shutdown: watch::Receiver<bool>) {
+pub async fn run(listener: TcpListener, routes: Arc<Routes>, mut shutdown: watch::Receiver<bool>) {
     let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT_REQUESTS));
     loop {
         tokio::select! {
@@ -25,9 +100,10 @@ pub async fn run(listener: TcpListener, mut shutdown: watch::Receiver<bool>) {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let Ok(permit) = permits.clone().try_acquire_owned() else { continue };
+                let routes = routes.clone();
                 tokio::spawn(async move {
                     let _permit = permit;
-                    if let Err(e) = serve_one(stream).await {
+                    if let Err(e) = serve_one(stream, &routes).await {
                         tracing::debug!(error = %e, "http request failed");
                     }
                 });
@@ -36,7 +112,7 @@ pub async fn run(listener: TcpListener, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-async fn serve_one(mut stream: TcpStream) -> std::io::Result<()> {
+async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()> {
     let head = tokio::time::timeout(REQUEST_HEAD_TIMEOUT, read_head(&mut stream))
         .await
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::TimedOut, "request head"))??;
@@ -46,14 +122,22 @@ async fn serve_one(mut stream: TcpStream) -> std::io::Result<()> {
     let path = path.split('?').next().unwrap_or("");
     let (status, content_type, body) = match (method, path) {
         ("GET", "/healthz") => ("200 OK", "text/plain; charset=utf-8", "ok\n".to_string()),
-        ("GET", "/metrics") => {
-            let handle = crate::metrics::prometheus();
-            handle.run_upkeep();
-            (
-                "200 OK",
-                "text/plain; version=0.0.4; charset=utf-8",
-                handle.render(),
-            )
+        ("GET", "/metrics") => (
+            "200 OK",
+            "text/plain; version=0.0.4; charset=utf-8",
+            routes.metrics(),
+        ),
+        ("GET", "/") => ("200 OK", "text/html; charset=utf-8", INDEX.to_string()),
+        ("GET", CONSOLE_PATH | CONSOLE_JSON_PATH) => {
+            let (snapshot, _) = routes.lag_snapshot();
+            match crate::console::respond(path, &snapshot) {
+                Some((content_type, body)) => ("200 OK", content_type, body),
+                None => (
+                    "404 Not Found",
+                    "text/plain; charset=utf-8",
+                    "not found\n".into(),
+                ),
+            }
         }
         ("GET", _) => (
             "404 Not Found",

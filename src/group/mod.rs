@@ -128,13 +128,15 @@ pub enum StartError {
 }
 
 /// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
-/// node advertises to Kafka clients (`host:port`).
+/// node advertises to Kafka clients (`host:port`). While this node is the active
+/// coordinator, the runtime feeds `lag` with every applied group change.
 pub async fn start(
     node_id: i32,
     kafka_addr: String,
     data_dir: &Path,
     cluster: &ClusterArgs,
     group: &GroupArgs,
+    lag: Option<Arc<crate::lag::LagFeed>>,
 ) -> Result<Groups, StartError> {
     let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
     let bootstrap = cluster.bootstrap(node_id)?;
@@ -181,6 +183,7 @@ pub async fn start(
         parked: HashMap::new(),
         timers: timers::TimerWheel::default(),
         load_target: 0,
+        lag,
     };
     let runtime_task = tokio::spawn(runtime.run());
     Ok(Groups {

@@ -72,6 +72,8 @@ pub(crate) struct Runtime {
     pub timers: TimerWheel,
     /// While Loading: the log index the new leader must have applied before it serves.
     pub load_target: u64,
+    /// The lag tracker this node exports while it is the active coordinator.
+    pub lag: Option<Arc<crate::lag::LagFeed>>,
 }
 
 impl Runtime {
@@ -172,10 +174,19 @@ impl Runtime {
             self.timers.apply(op);
         }
         tracing::info!(timers = self.timers.len(), applied, "coordinator active");
+        self.start_lag_export();
         self.set_role(Role::Active);
         if !has_cluster_id {
             let cluster_id = new_cluster_id();
             self.submit_background(Body::InitCluster { cluster_id });
+        }
+    }
+
+    /// Seeds the lag tracker from the applied state and starts exporting group figures.
+    fn start_lag_export(&self) {
+        if let Some(lag) = &self.lag {
+            self.node
+                .read_local(|a| lag.start_exporting(a.app.coordinator()));
         }
     }
 
@@ -190,6 +201,9 @@ impl Runtime {
             let _ = responder.send(Err(GroupError::NotCoordinator));
         }
         self.timers.clear();
+        if let Some(lag) = &self.lag {
+            lag.stop_exporting();
+        }
         if *self.role_tx.borrow() != Role::Follower {
             tracing::info!("no longer leading: coordinator inactive");
         }
@@ -234,6 +248,12 @@ impl Runtime {
             } => {
                 if *self.role_tx.borrow() == Role::Active {
                     count_expirations(fired.as_ref(), &outcome);
+                    if let Some(lag) = &self.lag {
+                        // Every applied commit, unchanged offsets included, and every group
+                        // change; the state read is the one just applied (or a later one).
+                        self.node
+                            .read_local(|a| lag.apply(&outcome.records, a.app.coordinator()));
+                    }
                     self.on_outcome(origin, outcome);
                 }
             }
@@ -241,6 +261,10 @@ impl Runtime {
                 let _ = self.topic_events.send(TopicsChanged { created, deleted });
             }
             Effect::Restored => {
+                // The whole state was replaced: what the lag tracker derived from it is stale.
+                if *self.role_tx.borrow() == Role::Active {
+                    self.start_lag_export();
+                }
                 let _ = self.topic_events.send(TopicsChanged {
                     created: Vec::new(),
                     deleted: Vec::new(),

@@ -4,7 +4,7 @@
 //!  Server::start(args)
 //!    lock <data-dir>/cohort.lock ─> open the topic catalog ─> bind Kafka + HTTP listeners
 //!    spawn run(listener, ..) ─ accept ─> one task per connection (connection::serve)
-//!    spawn http::run
+//!    spawn http::run (/healthz, /metrics, /console) and lag::run_exporter
 //!  Server::shutdown()
 //!    flip the shutdown signal: stop accepting; idle connections close; a connection in the
 //!    middle of a request finishes it and writes the response; long polls answer at once
@@ -31,6 +31,7 @@ use crate::config::{BrokerConfig, ConfigError, ServeArgs};
 use crate::data::{now_ms, DataPlane};
 use crate::group::catalog::{RaftCatalog, RaftCluster};
 use crate::group::Groups;
+use crate::lag::{LagFeed, LogOffsetsPoller};
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
 
@@ -38,6 +39,10 @@ use crate::metrics as m;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// How long a node waits at startup to apply what it knows is committed.
 const CATCH_UP_WAIT: Duration = Duration::from_secs(60);
+/// Bounds on how long the coordinator waits for a partition owner's log offsets (the sample
+/// interval, within these).
+const LAG_POLL_TIMEOUT_MIN: Duration = Duration::from_secs(1);
+const LAG_POLL_TIMEOUT_MAX: Duration = Duration::from_secs(5);
 
 /// Why the broker could not start.
 #[derive(Debug, thiserror::Error)]
@@ -75,6 +80,8 @@ pub struct Server {
     shutdown_tx: watch::Sender<bool>,
     kafka_task: tokio::task::JoinHandle<()>,
     http_task: tokio::task::JoinHandle<()>,
+    /// Polls log offsets and samples lag while this node is the coordinator.
+    lag_task: tokio::task::JoinHandle<()>,
     maintenance_task: tokio::task::JoinHandle<()>,
     /// Held until shutdown completes.
     lock: DataDirLock,
@@ -123,6 +130,7 @@ impl Server {
                 source,
             })?;
         let config = BrokerConfig::resolve(&args, kafka_addr)?;
+        let lag = Arc::new(LagFeed::new(config.lag));
         let groups = Arc::new(
             crate::group::start(
                 config.node_id,
@@ -130,6 +138,7 @@ impl Server {
                 &config.data_dir,
                 &args.cluster,
                 &args.group,
+                Some(lag.clone()),
             )
             .await?,
         );
@@ -166,7 +175,30 @@ impl Server {
             groups: Some(groups.clone()),
         });
         let kafka_task = tokio::spawn(run(kafka_listener, broker.clone(), shutdown_rx.clone()));
-        let http_task = tokio::spawn(crate::http::run(http_listener, shutdown_rx.clone()));
+        let http_routes = Arc::new(crate::http::Routes {
+            lag: lag.clone(),
+            groups: Some(groups.clone()),
+        });
+        let http_task = tokio::spawn(crate::http::run(
+            http_listener,
+            http_routes,
+            shutdown_rx.clone(),
+        ));
+        let interval = broker.config.lag_sample_interval;
+        let poller = LogOffsetsPoller::new(
+            broker.config.node_id,
+            broker.catalog.clone(),
+            broker.cluster.clone(),
+            broker.data.clone(),
+            // An owner's answer may take a while on a busy node; never wait past 5 s.
+            interval.clamp(LAG_POLL_TIMEOUT_MIN, LAG_POLL_TIMEOUT_MAX),
+        );
+        let lag_task = tokio::spawn(crate::lag::run_exporter(
+            lag,
+            poller,
+            interval,
+            shutdown_rx.clone(),
+        ));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
         let deletions_task = tokio::spawn(crate::group::follow_topic_deletions(
             groups.clone(),
@@ -183,6 +215,7 @@ impl Server {
             shutdown_tx,
             kafka_task,
             http_task,
+            lag_task,
             maintenance_task,
             lock,
         })
@@ -216,6 +249,7 @@ impl Server {
             tracing::error!("the accept loop panicked");
         }
         let _ = self.http_task.await;
+        let _ = self.lag_task.await;
         let _ = self.maintenance_task.await;
         // Connections are drained: nothing appends any more. Make everything durable.
         self.broker.data.flush_all().await;
