@@ -12,6 +12,8 @@ use std::time::Duration;
 pub struct Node {
     pub id: u64,
     pub kafka: SocketAddr,
+    /// HTTP listener (`/metrics`, `/console`).
+    pub http: SocketAddr,
     pub child: Option<Child>,
     pub log_path: std::path::PathBuf,
 }
@@ -80,9 +82,15 @@ pub fn start(dir: &Path, n: u64, extra: &[&str]) -> Vec<Node> {
                 .recv_timeout(Duration::from_secs(30))
                 .unwrap_or_else(|_| panic!("node {id} did not start"));
             assert!(line.contains("cohort listening"), "{line}");
+            let http = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("http="))
+                .and_then(|a| a.parse().ok())
+                .unwrap_or_else(|| panic!("no http= in {line:?}"));
             Node {
                 id,
                 kafka: format!("127.0.0.1:{kafka}").parse().unwrap(),
+                http,
                 child: Some(child),
                 log_path,
             }
