@@ -359,7 +359,7 @@ impl Decoder<Option<StdString>> for String {
         match Int16.decode(buf)? {
             -1 => Ok(None),
             n if n >= 0 => {
-                let mut strbuf = vec![0; n as usize];
+                let mut strbuf = vec![0; bounded_length(n as usize, buf.remaining())?];
                 buf.try_copy_to_slice(&mut strbuf)?;
                 Ok(Some(std::string::String::from_utf8(strbuf)?))
             }
@@ -511,7 +511,7 @@ impl Decoder<Option<StdString>> for CompactString {
         match UnsignedVarInt.decode(buf)? {
             0 => Ok(None),
             n => {
-                let mut strbuf = vec![0; (n - 1) as usize];
+                let mut strbuf = vec![0; bounded_length((n - 1) as usize, buf.remaining())?];
                 buf.try_copy_to_slice(&mut strbuf)?;
                 Ok(Some(std::string::String::from_utf8(strbuf)?))
             }
@@ -655,7 +655,7 @@ impl Decoder<Option<Vec<u8>>> for Bytes {
         match Int32.decode(buf)? {
             -1 => Ok(None),
             n if n >= 0 => {
-                let mut data = vec![0; n as usize];
+                let mut data = vec![0; bounded_length(n as usize, buf.remaining())?];
                 buf.try_copy_to_slice(&mut data)?;
                 Ok(Some(data))
             }
@@ -804,7 +804,7 @@ impl Decoder<Option<Vec<u8>>> for CompactBytes {
         match UnsignedVarInt.decode(buf)? {
             0 => Ok(None),
             n => {
-                let mut data = vec![0; (n - 1) as usize];
+                let mut data = vec![0; bounded_length((n - 1) as usize, buf.remaining())?];
                 buf.try_copy_to_slice(&mut data)?;
                 Ok(Some(data))
             }
@@ -1208,4 +1208,14 @@ pub(crate) fn bounded_capacity(count: usize, remaining: usize) -> Result<usize> 
         bail!("Array length {count} exceeds the {remaining} bytes left");
     }
     Ok(count.min(MAX_PREALLOCATED_ELEMENTS))
+}
+
+/// Cohort patch: a string or bytes length read off the wire is checked against the bytes left
+/// before the buffer that receives them is allocated (a 4 GiB compact length in a small frame
+/// is an error, not a 4 GiB zeroed allocation).
+pub(crate) fn bounded_length(length: usize, remaining: usize) -> Result<usize> {
+    if length > remaining {
+        bail!("Length {length} exceeds the {remaining} bytes left");
+    }
+    Ok(length)
 }
