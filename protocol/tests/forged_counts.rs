@@ -40,12 +40,11 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
     use kafka_protocol::messages::*;
     let s = |v: &str| StrBytes::from_string(v.to_string());
     Some(match key {
-        ApiKey::Metadata => RequestKind::Metadata(
-            MetadataRequest::default()
-                .with_topics(Some(vec![metadata_request::MetadataRequestTopic::default(
+        ApiKey::Metadata => RequestKind::Metadata(MetadataRequest::default().with_topics(Some(
+            vec![metadata_request::MetadataRequestTopic::default(
                 )
-                .with_name(Some(TopicName(s("t"))))])),
-        ),
+                .with_name(Some(TopicName(s("t"))))],
+        ))),
         ApiKey::OffsetCommit => RequestKind::OffsetCommit(
             OffsetCommitRequest::default()
                 .with_group_id(GroupId(s("g")))
