@@ -21,7 +21,7 @@ pub(crate) fn delete_groups(state: &CoordinatorState, c: &DeleteGroups) -> Outco
         let result = if group_id.as_str().len() > state.config.group_id_max_bytes {
             Err(ErrorKind::InvalidGroupId)
         } else {
-            match state.groups.get(group_id) {
+            match state.groups.get(group_id.as_str()) {
                 None => Err(ErrorKind::GroupIdNotFound),
                 Some(entry) => {
                     let group_state = entry.group.as_ref().map_or(GroupState::Empty, |g| g.state);
@@ -145,7 +145,7 @@ pub(crate) fn list_groups(state: &CoordinatorState, c: &ListGroups) -> ReadOutco
                         .iter()
                         .any(|s| s == &group_state.as_str().to_lowercase());
                 wanted.then(|| ListedGroup {
-                    group_id: group_id.clone(),
+                    group_id: group_id.into(),
                     protocol_type,
                     state: group_state,
                     group_type: CLASSIC_GROUP_TYPE.to_owned(),

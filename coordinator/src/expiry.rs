@@ -48,7 +48,7 @@ fn may_expire(group: &ClassicGroup, subscriptions_known: bool) -> bool {
 pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
     let retention_ms = state.config.offsets_retention_ms;
     let mut records = Vec::new();
-    for (group_id, entry) in &state.groups {
+    for (group_id, entry) in state.groups.iter() {
         let simple;
         let group: &ClassicGroup = match &entry.group {
             Some(g) => g,
@@ -71,7 +71,7 @@ pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
                 };
             if expired {
                 records.push(Record::OffsetCommit {
-                    group_id: group_id.clone(),
+                    group_id: group_id.into(),
                     topic: topic.into(),
                     partition,
                     value: None,
@@ -82,7 +82,7 @@ pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
         }
         if all_expired && group.state == GroupState::Empty && entry.group.is_some() {
             records.push(Record::GroupMetadata {
-                group_id: group_id.clone(),
+                group_id: group_id.into(),
                 value: None,
             });
         }

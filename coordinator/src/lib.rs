@@ -25,6 +25,7 @@ pub mod command;
 pub mod config;
 mod expiry;
 pub mod group;
+mod group_table;
 pub mod ids;
 pub(crate) mod membership;
 pub(crate) mod offsets;

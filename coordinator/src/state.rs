@@ -3,6 +3,7 @@
 use crate::command::{ReadCommand, WriteCommand};
 use crate::config::Config;
 use crate::group::{ClassicGroup, GroupState};
+use crate::group_table::GroupTable;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs};
 use crate::offsets::index::{GroupOffsets, OffsetCommitValue, TopicInterner};
 use crate::outcome::{Outcome, ReadOutcome, TimerKey, TimerOp};
@@ -31,7 +32,7 @@ pub(crate) struct GroupEntry {
 #[derive(Clone, Debug)]
 pub struct CoordinatorState {
     pub(crate) config: Config,
-    pub(crate) groups: BTreeMap<GroupId, GroupEntry>,
+    pub(crate) groups: GroupTable<GroupEntry>,
     pub(crate) topics: TopicInterner,
 }
 
@@ -39,7 +40,7 @@ impl CoordinatorState {
     pub fn new(config: Config) -> CoordinatorState {
         CoordinatorState {
             config,
-            groups: BTreeMap::new(),
+            groups: GroupTable::default(),
             topics: TopicInterner::default(),
         }
     }
@@ -98,10 +99,14 @@ impl CoordinatorState {
                 partition,
                 value: Some(value),
             } => {
-                let entry = self.groups.entry(group_id.clone()).or_default();
-                entry
-                    .offsets
-                    .put(&mut self.topics, topic.as_str(), *partition, value);
+                if let Some(entry) = self
+                    .groups
+                    .get_or_insert_with(group_id.as_str(), GroupEntry::default)
+                {
+                    entry
+                        .offsets
+                        .put(&mut self.topics, topic.as_str(), *partition, value);
+                }
             }
             Record::OffsetCommit {
                 group_id,
@@ -109,12 +114,12 @@ impl CoordinatorState {
                 partition,
                 value: None,
             } => {
-                if let Some(entry) = self.groups.get_mut(group_id) {
+                if let Some(entry) = self.groups.get_mut(group_id.as_str()) {
                     entry
                         .offsets
                         .remove(&mut self.topics, topic.as_str(), *partition);
                     if entry.group.is_none() && entry.offsets.is_empty() {
-                        self.groups.remove(group_id);
+                        self.groups.remove(group_id.as_str());
                     }
                 }
             }
@@ -122,16 +127,21 @@ impl CoordinatorState {
                 group_id,
                 value: Some(group),
             } => {
-                self.groups.entry(group_id.clone()).or_default().group = Some(group.clone());
+                if let Some(entry) = self
+                    .groups
+                    .get_or_insert_with(group_id.as_str(), GroupEntry::default)
+                {
+                    entry.group = Some(group.clone());
+                }
             }
             Record::GroupMetadata {
                 group_id,
                 value: None,
             } => {
-                if let Some(entry) = self.groups.get_mut(group_id) {
+                if let Some(entry) = self.groups.get_mut(group_id.as_str()) {
                     entry.group = None;
                     if entry.offsets.is_empty() {
-                        self.groups.remove(group_id);
+                        self.groups.remove(group_id.as_str());
                     }
                 }
             }
@@ -155,6 +165,7 @@ impl CoordinatorState {
     /// built: replaying them into a fresh state gives a state equal to this one.
     pub fn snapshot_records(&self) -> impl Iterator<Item = Record> + '_ {
         self.groups.iter().flat_map(move |(group_id, entry)| {
+            let group_id = GroupId::from(group_id);
             let group = entry.group.as_ref().map(|g| Record::GroupMetadata {
                 group_id: group_id.clone(),
                 value: Some(g.clone()),
@@ -177,9 +188,15 @@ impl CoordinatorState {
     /// after a coordinator move), and the periodic offset expiry.
     pub fn timers_to_arm(&self, now_ms: TimestampMs) -> Vec<TimerOp> {
         let mut timers = Vec::new();
-        for (group_id, entry) in &self.groups {
+        for (group_id, entry) in self.groups.iter() {
             let Some(group) = &entry.group else { continue };
-            membership::timers::arm_all(group_id, group, now_ms, &self.config, &mut timers);
+            membership::timers::arm_all(
+                &GroupId::from(group_id),
+                group,
+                now_ms,
+                &self.config,
+                &mut timers,
+            );
         }
         timers.push(TimerOp::Set {
             key: TimerKey::OffsetsRetention,
@@ -191,7 +208,7 @@ impl CoordinatorState {
     /// A group as the membership logic sees it: its recorded state, or, for a simple group
     /// (offsets only), an Empty group with no protocol type, as Kafka materialises one.
     pub(crate) fn classic_group(&self, group_id: &GroupId) -> Option<Cow<'_, ClassicGroup>> {
-        let entry = self.groups.get(group_id)?;
+        let entry = self.groups.get(group_id.as_str())?;
         match &entry.group {
             Some(group) => Some(Cow::Borrowed(group)),
             None => Some(Cow::Owned(ClassicGroup::new(TimestampMs(0)))),
@@ -199,7 +216,7 @@ impl CoordinatorState {
     }
 
     pub(crate) fn group_offsets(&self, group_id: &GroupId) -> Option<&GroupOffsets> {
-        self.groups.get(group_id).map(|e| &e.offsets)
+        self.groups.get(group_id.as_str()).map(|e| &e.offsets)
     }
 
     /// The committed offset of one partition.
@@ -216,7 +233,7 @@ impl CoordinatorState {
     /// Every committed offset, group by group: what lag reporting (`/metrics`) reads.
     pub fn committed_offsets(
         &self,
-    ) -> impl Iterator<Item = (&GroupId, &str, PartitionIndex, OffsetCommitValue)> + '_ {
+    ) -> impl Iterator<Item = (&str, &str, PartitionIndex, OffsetCommitValue)> + '_ {
         self.groups.iter().flat_map(move |(group_id, entry)| {
             entry
                 .offsets
@@ -231,14 +248,14 @@ impl CoordinatorState {
         group_id: &GroupId,
     ) -> impl Iterator<Item = (&'a str, PartitionIndex, OffsetCommitValue)> + 'a {
         self.groups
-            .get(group_id)
+            .get(group_id.as_str())
             .into_iter()
             .flat_map(move |entry| entry.offsets.iter(&self.topics))
     }
 
     /// A group's recorded state, if it has one (simple groups have none).
     pub fn group(&self, group_id: &GroupId) -> Option<&ClassicGroup> {
-        self.groups.get(group_id)?.group.as_deref()
+        self.groups.get(group_id.as_str())?.group.as_deref()
     }
 
     /// Number of groups, simple ones included.
@@ -252,14 +269,14 @@ impl CoordinatorState {
     }
 
     /// Every group's state, for lag reporting and tests: (group, state, protocol type).
-    pub fn group_states(&self) -> impl Iterator<Item = (&GroupId, GroupState)> + '_ {
+    pub fn group_states(&self) -> impl Iterator<Item = (&str, GroupState)> + '_ {
         self.groups
             .iter()
             .map(|(id, e)| (id, e.group.as_ref().map_or(GroupState::Empty, |g| g.state)))
     }
 
     /// A form that does not depend on interning order, for equality.
-    fn canonical(&self) -> BTreeMap<&GroupId, CanonicalGroup<'_>> {
+    fn canonical(&self) -> BTreeMap<&str, CanonicalGroup<'_>> {
         self.groups
             .iter()
             .map(|(id, e)| {

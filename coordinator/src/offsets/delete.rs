@@ -68,11 +68,11 @@ pub(crate) fn decide(state: &CoordinatorState, c: &DeleteOffsets) -> Outcome {
 /// Tombstones every group's offsets for the deleted topics.
 pub(crate) fn topics_deleted(state: &CoordinatorState, topics: &[TopicName]) -> Outcome {
     let mut records = Vec::new();
-    for (group_id, entry) in &state.groups {
+    for (group_id, entry) in state.groups.iter() {
         for topic in topics {
             for (partition, _) in entry.offsets.topic_iter(&state.topics, topic.as_str()) {
                 records.push(Record::OffsetCommit {
-                    group_id: group_id.clone(),
+                    group_id: group_id.into(),
                     topic: topic.clone(),
                     partition,
                     value: None,

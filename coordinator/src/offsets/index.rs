@@ -1,17 +1,21 @@
 //! The committed-offset index: compact enough for millions of (group, topic, partition) keys.
 //!
 //! ```text
-//!   CoordinatorState.groups: BTreeMap<GroupId, GroupEntry>      one entry per group
+//!   CoordinatorState.groups: GroupTable                         one slot per group
 //!        GroupEntry.offsets: GroupOffsets                       this group's offsets only
-//!             BTreeMap<(TopicIdx, partition), OffsetEntry>      40 bytes a key + B-tree slack
+//!             One: a lone offset, inline                        40 bytes, no allocation
+//!             Small: sorted Vec<(TopicIdx, partition), entry>   40 bytes a key, exact size
+//!             Large: BTreeMap<(TopicIdx, partition), entry>     40 bytes a key + B-tree slack
 //!   TopicInterner: TopicIdx <-> name, reference-counted         one copy of each topic name
 //! ```
 //!
 //! A group's offsets live with the group, so fetching them is O(that group's size). Topic
 //! names are interned (one `Arc<str>` per distinct topic, freed when no offset uses it) and
 //! the rare parts of a value (non-empty metadata, a legacy expire timestamp) sit behind one
-//! optional box, keeping the common entry at 32 bytes. `examples/index_memory.rs` measures
-//! the resulting bytes per key.
+//! optional box, keeping the common entry at 32 bytes. Many groups hold a single offset (one
+//! group per service instance), so that offset sits in the group's slot itself rather than
+//! in an allocation of its own. `examples/index_memory.rs` measures the resulting bytes per
+//! key.
 
 use crate::ids::{LeaderEpoch, Offset, PartitionIndex, TimestampMs, TopicName};
 use std::collections::BTreeMap;
@@ -119,12 +123,22 @@ struct Extra {
     expire_timestamp: Option<i64>,
 }
 
+/// Fills a byte of `OffsetEntry`'s padding with a field that has spare bit patterns, where
+/// `Entries` can keep its variant tag: `Entries::One` then stays 40 bytes instead of 48.
+/// (`repr(u8)` gives it a byte: a plain one-variant enum would take none.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum TagRoom {
+    Unused = 0,
+}
+
 /// 32 bytes; the rare fields are boxed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct OffsetEntry {
     offset: i64,
     commit_timestamp: i64,
     leader_epoch: i32,
+    tag_room: TagRoom,
     extra: Option<Box<Extra>>,
 }
 
@@ -142,6 +156,7 @@ impl OffsetEntry {
             offset: value.offset.0,
             commit_timestamp: value.commit_timestamp.0,
             leader_epoch: value.leader_epoch.0,
+            tag_room: TagRoom::Unused,
             extra,
         }
     }
@@ -170,9 +185,12 @@ const SMALL_GROUP_MAX: usize = 32;
 
 type Key = (TopicIdx, i32);
 
-/// The entries of one group, sorted by (topic, partition) in either representation.
+/// The entries of one group, sorted by (topic, partition) in every representation.
 #[derive(Clone, Debug)]
 enum Entries {
+    /// Exactly one offset, the most common small group, held without an allocation.
+    One(Key, OffsetEntry),
+    /// None, or two up to `SMALL_GROUP_MAX`.
     Small(Vec<(Key, OffsetEntry)>),
     Large(BTreeMap<Key, OffsetEntry>),
 }
@@ -192,6 +210,7 @@ pub struct GroupOffsets {
 impl GroupOffsets {
     pub fn len(&self) -> usize {
         match &self.entries {
+            Entries::One(..) => 1,
             Entries::Small(v) => v.len(),
             Entries::Large(m) => m.len(),
         }
@@ -203,6 +222,7 @@ impl GroupOffsets {
 
     fn entry(&self, key: &Key) -> Option<&OffsetEntry> {
         match &self.entries {
+            Entries::One(k, e) => (k == key).then_some(e),
             Entries::Small(v) => v
                 .binary_search_by(|(k, _)| k.cmp(key))
                 .ok()
@@ -228,9 +248,10 @@ impl GroupOffsets {
             .is_some_and(|idx| self.entry(&(idx, partition.0)).is_some())
     }
 
-    /// Replaces the entry under `key`; false when there is none.
+    /// Replaces the entry under `key`; gives the entry back when there is none.
     fn replace(&mut self, key: &Key, entry: OffsetEntry) -> Result<(), OffsetEntry> {
         let slot = match &mut self.entries {
+            Entries::One(k, e) => (k == key).then_some(e),
             Entries::Small(v) => match v.binary_search_by(|(k, _)| k.cmp(key)) {
                 Ok(i) => v.get_mut(i).map(|(_, e)| e),
                 Err(_) => None,
@@ -248,6 +269,7 @@ impl GroupOffsets {
 
     fn insert_new(&mut self, key: Key, entry: OffsetEntry) {
         match &mut self.entries {
+            Entries::Small(v) if v.is_empty() => self.entries = Entries::One(key, entry),
             Entries::Small(v) if v.len() < SMALL_GROUP_MAX => {
                 let at = v.partition_point(|(k, _)| *k < key);
                 v.reserve_exact(1);
@@ -260,6 +282,18 @@ impl GroupOffsets {
             }
             Entries::Large(m) => {
                 m.insert(key, entry);
+            }
+            Entries::One(..) => {
+                let Entries::One(k, e) = std::mem::take(&mut self.entries) else {
+                    return;
+                };
+                let mut pair = Vec::with_capacity(2);
+                if k < key {
+                    pair.extend([(k, e), (key, entry)]);
+                } else {
+                    pair.extend([(key, entry), (k, e)]);
+                }
+                self.entries = Entries::Small(pair);
             }
         }
     }
@@ -288,10 +322,23 @@ impl GroupOffsets {
         };
         let key = (idx, partition.0);
         let removed = match &mut self.entries {
+            Entries::One(k, _) => {
+                let removed = *k == key;
+                if removed {
+                    self.entries = Entries::default();
+                }
+                removed
+            }
             Entries::Small(v) => match v.binary_search_by(|(k, _)| k.cmp(&key)) {
                 Ok(i) => {
                     v.remove(i);
-                    v.shrink_to_fit();
+                    if v.len() == 1 {
+                        if let Some((k, e)) = v.pop() {
+                            self.entries = Entries::One(k, e);
+                        }
+                    } else {
+                        v.shrink_to_fit();
+                    }
                     true
                 }
                 Err(_) => false,
@@ -313,41 +360,34 @@ impl GroupOffsets {
     /// Releases every topic reference before the group's offsets are dropped.
     #[cfg(test)]
     pub fn clear(&mut self, topics: &mut TopicInterner) {
-        let keys: Vec<Key> = self.keys().copied().collect();
+        let keys: Vec<Key> = self.all().map(|(k, _)| *k).collect();
         for (idx, _) in keys {
             topics.release(idx);
         }
         self.entries = Entries::default();
     }
 
-    fn keys(&self) -> Box<dyn Iterator<Item = &Key> + '_> {
+    /// The entries sorted by key, whatever the representation; in place, no allocation.
+    fn all(&self) -> AllEntries<'_> {
         match &self.entries {
-            Entries::Small(v) => Box::new(v.iter().map(|(k, _)| k)),
-            Entries::Large(m) => Box::new(m.keys()),
+            Entries::One(k, e) => AllEntries::One(Some((k, e))),
+            Entries::Small(v) => AllEntries::Small(v.iter()),
+            Entries::Large(m) => AllEntries::Large(m.range(..)),
         }
     }
 
-    fn range(&self, idx: TopicIdx) -> Box<dyn Iterator<Item = (&Key, &OffsetEntry)> + '_> {
-        match &self.entries {
+    fn range(&self, idx: TopicIdx) -> impl Iterator<Item = (&Key, &OffsetEntry)> + '_ {
+        let range = match &self.entries {
             Entries::Small(v) => {
                 let from = v.partition_point(|((t, _), _)| *t < idx);
-                Box::new(
-                    v.get(from..)
-                        .unwrap_or_default()
-                        .iter()
-                        .take_while(move |((t, _), _)| *t == idx)
-                        .map(|(k, e)| (k, e)),
-                )
+                AllEntries::Small(v.get(from..).unwrap_or_default().iter())
             }
-            Entries::Large(m) => Box::new(m.range((idx, i32::MIN)..=(idx, i32::MAX))),
-        }
-    }
-
-    fn all(&self) -> Box<dyn Iterator<Item = (&Key, &OffsetEntry)> + '_> {
-        match &self.entries {
-            Entries::Small(v) => Box::new(v.iter().map(|(k, e)| (k, e))),
-            Entries::Large(m) => Box::new(m.iter()),
-        }
+            Entries::Large(m) => AllEntries::Large(m.range((idx, i32::MIN)..=(idx, i32::MAX))),
+            Entries::One(..) => self.all(),
+        };
+        range
+            .skip_while(move |((t, _), _)| *t < idx)
+            .take_while(move |((t, _), _)| *t == idx)
     }
 
     /// Every (topic, partition, value), topics grouped together: O(this group's size).
@@ -377,13 +417,32 @@ impl GroupOffsets {
     pub fn topic_names(&self, topics: &TopicInterner) -> Vec<TopicName> {
         let mut out: Vec<TopicName> = Vec::new();
         let mut last: Option<TopicIdx> = None;
-        for (idx, _) in self.keys() {
+        for ((idx, _), _) in self.all() {
             if last != Some(*idx) {
                 out.push(TopicName::from(topics.name(*idx)));
                 last = Some(*idx);
             }
         }
         out
+    }
+}
+
+/// Iterates any representation of `Entries` in key order without boxing.
+enum AllEntries<'a> {
+    One(Option<(&'a Key, &'a OffsetEntry)>),
+    Small(std::slice::Iter<'a, (Key, OffsetEntry)>),
+    Large(std::collections::btree_map::Range<'a, Key, OffsetEntry>),
+}
+
+impl<'a> Iterator for AllEntries<'a> {
+    type Item = (&'a Key, &'a OffsetEntry);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            AllEntries::One(one) => one.take(),
+            AllEntries::Small(it) => it.next().map(|(k, e)| (k, e)),
+            AllEntries::Large(it) => it.next(),
+        }
     }
 }
 
@@ -402,8 +461,39 @@ mod tests {
     }
 
     #[test]
-    fn the_common_entry_is_32_bytes() {
+    fn the_common_entry_is_32_bytes_and_a_lone_one_needs_no_more_than_its_key() {
         assert_eq!(std::mem::size_of::<OffsetEntry>(), 32);
+        assert_eq!(std::mem::size_of::<GroupOffsets>(), 40);
+    }
+
+    #[test]
+    fn a_lone_offset_becomes_a_pair_and_back_in_key_order() {
+        let mut topics = TopicInterner::default();
+        let mut offsets = GroupOffsets::default();
+        offsets.put(&mut topics, "b", PartitionIndex(1), &value(1));
+        assert!(matches!(offsets.entries, Entries::One(..)));
+        offsets.put(&mut topics, "b", PartitionIndex(1), &value(2));
+        assert!(matches!(offsets.entries, Entries::One(..)));
+        offsets.put(&mut topics, "a", PartitionIndex(0), &value(3));
+        assert!(matches!(offsets.entries, Entries::Small(_)));
+        let seen: Vec<(String, i32, i64)> = offsets
+            .iter(&topics)
+            .map(|(t, p, v)| (t.to_owned(), p.0, v.offset.0))
+            .collect();
+        // Topic indexes follow interning order: "b" was interned first.
+        assert_eq!(seen, vec![("b".into(), 1, 2), ("a".into(), 0, 3)]);
+        assert_eq!(offsets.topic_iter(&topics, "a").count(), 1);
+        assert_eq!(offsets.topic_iter(&topics, "b").count(), 1);
+        assert_eq!(offsets.topic_iter(&topics, "c").count(), 0);
+        offsets.remove(&mut topics, "b", PartitionIndex(1));
+        assert!(matches!(offsets.entries, Entries::One(..)));
+        assert_eq!(offsets.get(&topics, "a", PartitionIndex(0)), Some(value(3)));
+        assert_eq!(offsets.get(&topics, "b", PartitionIndex(1)), None);
+        offsets.remove(&mut topics, "a", PartitionIndex(1));
+        assert_eq!(offsets.len(), 1);
+        offsets.remove(&mut topics, "a", PartitionIndex(0));
+        assert!(offsets.is_empty());
+        assert!(topics.is_empty());
     }
 
     #[test]

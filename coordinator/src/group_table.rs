@@ -1,0 +1,473 @@
+//! The groups of a shard, in group-id order, packed for millions of small groups.
+//!
+//! ```text
+//!   GroupTable.chunks: Vec<Chunk>        in id order: every id of a chunk sorts below the next's
+//!        Chunk.names: String             the chunk's group ids, concatenated in id order
+//!        Chunk.slots: Vec<Slot<V>>       one per group, in id order, at most CHUNK_MAX
+//!             Slot { name_end, value }   its id is names[previous name_end .. name_end]
+//! ```
+//!
+//! Why not `BTreeMap<GroupId, V>`: with one offset per group the map itself was the cost
+//! (205 bytes a group, measured): a `String` key is 24 bytes plus a heap block of its own
+//! (32 bytes for a 21-byte id), and B-tree leaves filled in key order, as a snapshot restore
+//! fills them, stay about half empty. Here an id costs its bytes plus 8, and a chunk filled
+//! in key order is closed full (see `insert_at`), so slack stays small whatever the order.
+//!
+//! A lookup is a binary search over the chunks' first ids, then over one chunk's ids (all in
+//! two contiguous buffers); an insertion or removal moves at most one chunk's slots and ids.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// Most groups in one chunk: bounds the bytes an insertion or removal moves.
+const CHUNK_MAX: usize = 64;
+/// A chunk this small is merged into a neighbour, so deletions cannot leave the table as
+/// many nearly-empty chunks.
+const CHUNK_MERGE_BELOW: usize = CHUNK_MAX / 4;
+
+#[derive(Clone)]
+struct Slot<V> {
+    /// End of this group's id in `Chunk::names`; it starts where the previous one ends.
+    name_end: usize,
+    value: V,
+}
+
+#[derive(Clone)]
+struct Chunk<V> {
+    /// `prefix_key` of the first id: most chunk-level comparisons of a lookup end here,
+    /// without reaching into `names`.
+    first_key: u64,
+    names: String,
+    slots: Vec<Slot<V>>,
+}
+
+/// The first 8 bytes of an id, zero-padded, as a big-endian number. When two ids' keys
+/// differ, the keys order them as the ids do (a zero pad sorts an id before its extensions);
+/// only equal keys need the full comparison.
+fn prefix_key(name: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    for (to, from) in bytes.iter_mut().zip(name) {
+        *to = *from;
+    }
+    u64::from_be_bytes(bytes)
+}
+
+impl<V> Chunk<V> {
+    fn new() -> Chunk<V> {
+        Chunk {
+            first_key: 0,
+            names: String::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn name_start(&self, at: usize) -> usize {
+        match at.checked_sub(1) {
+            None => 0,
+            Some(previous) => self.slots.get(previous).map_or(0, |s| s.name_end),
+        }
+    }
+
+    /// The id at `at` as bytes, for comparisons: `str` orders by bytes, and this skips the
+    /// char-boundary checks of slicing a `str`.
+    fn name_bytes(&self, at: usize) -> &[u8] {
+        let end = self.slots.get(at).map_or(0, |s| s.name_end);
+        self.names
+            .as_bytes()
+            .get(self.name_start(at)..end)
+            .unwrap_or_default()
+    }
+
+    fn first_name(&self) -> &[u8] {
+        let end = self.slots.first().map_or(0, |s| s.name_end);
+        self.names.as_bytes().get(..end).unwrap_or_default()
+    }
+
+    /// `first_name() <= name`, where `key` is `prefix_key(name)`.
+    fn starts_at_or_before(&self, name: &[u8], key: u64) -> bool {
+        match self.first_key.cmp(&key) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => self.first_name() <= name,
+        }
+    }
+
+    fn refresh_first_key(&mut self) {
+        self.first_key = prefix_key(self.first_name());
+    }
+
+    /// Where `name` is (`Ok`) or would be inserted (`Err`).
+    fn search(&self, name: &[u8]) -> Result<usize, usize> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.name_bytes(mid).cmp(name) {
+                Ordering::Less => low = mid + 1,
+                Ordering::Greater => high = mid,
+                Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(low)
+    }
+
+    fn insert(&mut self, at: usize, name: &str, value: V) {
+        let start = self.name_start(at);
+        self.names.insert_str(start, name);
+        for slot in self.slots.get_mut(at..).unwrap_or_default() {
+            slot.name_end += name.len();
+        }
+        self.slots.insert(
+            at,
+            Slot {
+                name_end: start + name.len(),
+                value,
+            },
+        );
+        if at == 0 {
+            self.refresh_first_key();
+        }
+    }
+
+    fn remove(&mut self, at: usize) -> Option<V> {
+        if at >= self.len() {
+            return None;
+        }
+        let start = self.name_start(at);
+        let slot = self.slots.remove(at);
+        let len = slot.name_end - start;
+        self.names.replace_range(start..slot.name_end, "");
+        for later in self.slots.get_mut(at..).unwrap_or_default() {
+            later.name_end -= len;
+        }
+        if at == 0 {
+            self.refresh_first_key();
+        }
+        Some(slot.value)
+    }
+
+    /// Moves the groups from `at` on into a new chunk.
+    fn split_off(&mut self, at: usize) -> Chunk<V> {
+        let start = self.name_start(at);
+        let names = self.names.split_off(start);
+        let mut slots = self.slots.split_off(at);
+        for slot in &mut slots {
+            slot.name_end -= start;
+        }
+        self.shrink();
+        let mut right = Chunk {
+            first_key: 0,
+            names,
+            slots,
+        };
+        right.refresh_first_key();
+        right
+    }
+
+    /// Appends `other`, whose ids all sort after this chunk's.
+    fn append(&mut self, other: Chunk<V>) {
+        let base = self.names.len();
+        self.names.push_str(&other.names);
+        self.slots.extend(other.slots.into_iter().map(|slot| Slot {
+            name_end: slot.name_end + base,
+            value: slot.value,
+        }));
+    }
+
+    fn shrink(&mut self) {
+        self.names.shrink_to_fit();
+        self.slots.shrink_to_fit();
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&str, &V)> + '_ {
+        self.slots.iter().scan(0, move |start, slot| {
+            let name = self.names.get(*start..slot.name_end).unwrap_or_default();
+            *start = slot.name_end;
+            Some((name, &slot.value))
+        })
+    }
+}
+
+/// An ordered map from group id to `V` (see the module docs for the layout).
+#[derive(Clone)]
+pub(crate) struct GroupTable<V> {
+    chunks: Vec<Chunk<V>>,
+    len: usize,
+}
+
+impl<V> Default for GroupTable<V> {
+    fn default() -> Self {
+        GroupTable {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<V> GroupTable<V> {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The chunk that holds `name` or would receive it, and the position in it.
+    fn locate(&self, name: &str) -> Option<(usize, Result<usize, usize>)> {
+        let name = name.as_bytes();
+        let key = prefix_key(name);
+        let after = self
+            .chunks
+            .partition_point(|c| c.starts_at_or_before(name, key));
+        let index = after.saturating_sub(1);
+        let chunk = self.chunks.get(index)?;
+        Some((index, chunk.search(name)))
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&V> {
+        let (chunk, Ok(at)) = self.locate(name)? else {
+            return None;
+        };
+        self.chunks.get(chunk)?.slots.get(at).map(|s| &s.value)
+    }
+
+    pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut V> {
+        let (chunk, Ok(at)) = self.locate(name)? else {
+            return None;
+        };
+        self.chunks
+            .get_mut(chunk)?
+            .slots
+            .get_mut(at)
+            .map(|s| &mut s.value)
+    }
+
+    /// The value under `name`, inserted with `make` if absent. Always `Some`: the `Option`
+    /// only spares callers a panic path for a slot that was just located or made.
+    pub(crate) fn get_or_insert_with(
+        &mut self,
+        name: &str,
+        make: impl FnOnce() -> V,
+    ) -> Option<&mut V> {
+        let (chunk, at) = match self.locate(name) {
+            Some((chunk, Ok(at))) => {
+                return self
+                    .chunks
+                    .get_mut(chunk)?
+                    .slots
+                    .get_mut(at)
+                    .map(|s| &mut s.value)
+            }
+            Some((chunk, Err(at))) => self.make_room(chunk, at),
+            None => {
+                self.chunks.push(Chunk::new());
+                (0, 0)
+            }
+        };
+        let c = self.chunks.get_mut(chunk)?;
+        c.insert(at, name, make());
+        self.len += 1;
+        if c.len() == CHUNK_MAX {
+            // Full: give back the growth slack. A chunk filled in key order is then left
+            // exactly full, and the next id starts a chunk of its own (`make_room`).
+            c.shrink();
+        }
+        c.slots.get_mut(at).map(|s| &mut s.value)
+    }
+
+    /// Where a new group goes that `locate` placed at position `at` of chunk `chunk`: there,
+    /// unless that chunk is full, in which case a chunk is added or split.
+    fn make_room(&mut self, chunk: usize, at: usize) -> (usize, usize) {
+        let is_last = chunk + 1 == self.chunks.len();
+        let Some(c) = self.chunks.get_mut(chunk) else {
+            return (chunk, at);
+        };
+        if c.len() < CHUNK_MAX {
+            return (chunk, at);
+        }
+        if at == CHUNK_MAX && is_last {
+            // Past the largest id (a restore in key order): a new chunk, so the full one
+            // stays full.
+            self.chunks.push(Chunk::new());
+            return (chunk + 1, 0);
+        }
+        if at == 0 && chunk == 0 {
+            self.chunks.insert(0, Chunk::new());
+            return (0, 0);
+        }
+        let half = CHUNK_MAX / 2;
+        let right = c.split_off(half);
+        self.chunks.insert(chunk + 1, right);
+        if at <= half {
+            (chunk, at)
+        } else {
+            (chunk + 1, at - half)
+        }
+    }
+
+    pub(crate) fn remove(&mut self, name: &str) -> Option<V> {
+        let (chunk, Ok(at)) = self.locate(name)? else {
+            return None;
+        };
+        let c = self.chunks.get_mut(chunk)?;
+        let value = c.remove(at)?;
+        self.len -= 1;
+        if c.len() == 0 {
+            self.chunks.remove(chunk);
+        } else if c.len() < CHUNK_MERGE_BELOW {
+            self.merge_with_neighbour(chunk);
+        } else if c.slots.capacity() >= 2 * c.len() {
+            c.shrink();
+        }
+        Some(value)
+    }
+
+    /// Merges a small chunk into a neighbour it fits with, the left one first.
+    fn merge_with_neighbour(&mut self, chunk: usize) {
+        let len = |i: usize| self.chunks.get(i).map(Chunk::len);
+        let Some(small) = len(chunk) else { return };
+        let fits = |other: Option<usize>| other.is_some_and(|n| n + small <= CHUNK_MAX);
+        let left = if chunk > 0 && fits(len(chunk - 1)) {
+            chunk - 1
+        } else if fits(len(chunk + 1)) {
+            chunk
+        } else {
+            return;
+        };
+        let right = self.chunks.remove(left + 1);
+        if let Some(c) = self.chunks.get_mut(left) {
+            c.append(right);
+            c.shrink();
+        }
+    }
+
+    /// Every (group id, value) in id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &V)> + '_ {
+        self.chunks.iter().flat_map(Chunk::iter)
+    }
+
+    pub(crate) fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.chunks
+            .iter()
+            .flat_map(|c| c.slots.iter().map(|s| &s.value))
+    }
+}
+
+impl<V: fmt::Debug> fmt::Debug for GroupTable<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A small deterministic generator: the test prints its seed.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            self.0 >> 33
+        }
+    }
+
+    fn check(table: &GroupTable<u64>, model: &BTreeMap<String, u64>) {
+        assert_eq!(table.len(), model.len());
+        let seen: Vec<(&str, u64)> = table.iter().map(|(k, v)| (k, *v)).collect();
+        let expected: Vec<(&str, u64)> = model.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(seen, expected);
+        for chunk in &table.chunks {
+            assert!(chunk.len() > 0 && chunk.len() <= CHUNK_MAX);
+        }
+    }
+
+    #[test]
+    fn behaves_as_an_ordered_map_under_random_operations() {
+        for seed in [1u64, 2, 3, 0x5eed] {
+            println!("seed {seed}");
+            let mut rng = Lcg(seed);
+            let mut table = GroupTable::default();
+            let mut model = BTreeMap::new();
+            for step in 0..20_000u64 {
+                // Ids of varied lengths, the empty one and multi-byte characters included.
+                let n = rng.next() % 600;
+                let name = match n % 5 {
+                    0 => format!("g{n}"),
+                    1 => format!("consumer-group-{n:06}"),
+                    2 => format!("é{n}ü"),
+                    3 if n == 3 => String::new(),
+                    _ => format!("{n}"),
+                };
+                match rng.next() % 4 {
+                    0 | 1 => {
+                        *table.get_or_insert_with(&name, || 0).unwrap() += step;
+                        *model.entry(name.clone()).or_insert(0) += step;
+                    }
+                    2 => assert_eq!(table.remove(&name), model.remove(&name), "seed {seed}"),
+                    _ => {
+                        assert_eq!(table.get(&name), model.get(&name), "seed {seed}");
+                        if let Some(v) = table.get_mut(&name) {
+                            *v += 1;
+                            *model.get_mut(&name).unwrap() += 1;
+                        }
+                    }
+                }
+                if step % 1_000 == 0 {
+                    check(&table, &model);
+                }
+            }
+            check(&table, &model);
+            let names: Vec<String> = model.keys().cloned().collect();
+            for name in names {
+                assert_eq!(table.remove(&name), model.remove(&name));
+            }
+            check(&table, &model);
+            assert!(table.chunks.is_empty());
+        }
+    }
+
+    #[test]
+    fn ids_inserted_in_order_fill_chunks_completely() {
+        let mut table = GroupTable::default();
+        for i in 0..(CHUNK_MAX * 10) {
+            table.get_or_insert_with(&format!("group-{i:06}"), || i);
+        }
+        assert_eq!(table.chunks.len(), 10);
+        for chunk in &table.chunks {
+            assert_eq!(chunk.len(), CHUNK_MAX);
+            assert_eq!(chunk.slots.capacity(), CHUNK_MAX);
+            assert_eq!(chunk.names.capacity(), chunk.names.len());
+        }
+        // In reverse order too.
+        let mut table = GroupTable::default();
+        for i in (0..(CHUNK_MAX * 10)).rev() {
+            table.get_or_insert_with(&format!("group-{i:06}"), || i);
+        }
+        assert_eq!(table.chunks.len(), 10);
+        assert_eq!(table.get("group-000005"), Some(&5));
+    }
+
+    #[test]
+    fn removals_merge_small_chunks() {
+        let mut table = GroupTable::default();
+        let count = CHUNK_MAX * 20;
+        for i in 0..count {
+            table.get_or_insert_with(&format!("{i:05}"), || i);
+        }
+        for i in (0..count).filter(|i| i % 8 != 0) {
+            assert_eq!(table.remove(&format!("{i:05}")), Some(i));
+        }
+        assert_eq!(table.len(), count / 8);
+        // 160 groups left: without merging they would sit in 20 chunks of 8.
+        assert!(table.chunks.len() <= 6, "{} chunks", table.chunks.len());
+        for (name, value) in table.iter() {
+            assert_eq!(name, format!("{value:05}"));
+        }
+    }
+}
