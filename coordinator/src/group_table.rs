@@ -1,8 +1,11 @@
 //! The groups of a shard, in group-id order, packed for millions of small groups.
 //!
 //! ```text
-//!   GroupTable.chunks: Vec<Chunk>        in id order: every id of a chunk sorts below the next's
-//!        Chunk.names: String             the chunk's group ids, concatenated in id order
+//!   GroupTable { skip }                  every id shares its first `skip` bytes
+//!     .chunks: Vec<Chunk>                in id order: every id of a chunk sorts below the next's
+//!        Chunk.first_key: u64            8 bytes of the chunk's first id past the table's `skip`
+//!        Chunk.names: String             the chunk's ids, concatenated in id order
+//!        Chunk.keys: Vec<u32>            4 bytes of each id past the chunk's own shared prefix
 //!        Chunk.slots: Vec<Slot<V>>       one per group, in id order, at most CHUNK_MAX
 //!             Slot { name_end, value }   its id is names[previous name_end .. name_end]
 //! ```
@@ -10,11 +13,14 @@
 //! Why not `BTreeMap<GroupId, V>`: with one offset per group the map itself was the cost
 //! (205 bytes a group, measured): a `String` key is 24 bytes plus a heap block of its own
 //! (32 bytes for a 21-byte id), and B-tree leaves filled in key order, as a snapshot restore
-//! fills them, stay about half empty. Here an id costs its bytes plus 8, and a chunk filled
-//! in key order is closed full (see `insert_at`), so slack stays small whatever the order.
+//! fills them, stay about half empty. Here an id costs its bytes plus 12; a chunk filled in
+//! key order is closed full (see `make_room`) and buffers grow by an eighth, so slack stays
+//! small whatever the order.
 //!
-//! A lookup is a binary search over the chunks' first ids, then over one chunk's ids (all in
-//! two contiguous buffers); an insertion or removal moves at most one chunk's slots and ids.
+//! A lookup is a binary search over the chunks' first keys, then over one chunk's keys: ids
+//! such as `consumer-group-000123` share long prefixes, so comparing the bytes right after
+//! the shared prefix as one integer settles almost every step without touching the ids; only
+//! equal keys compare the ids themselves. An insertion or removal moves at most one chunk.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -34,28 +40,58 @@ struct Slot<V> {
 
 #[derive(Clone)]
 struct Chunk<V> {
-    /// `prefix_key` of the first id: most chunk-level comparisons of a lookup end here,
-    /// without reaching into `names`.
+    /// `key8` of the first id past the table's shared prefix (`GroupTable::skip`): most
+    /// chunk-level comparisons of a lookup end here, without reaching into `names`.
     first_key: u64,
+    /// Length of a prefix all of this chunk's ids share (the longest when last computed).
+    skip: usize,
+    /// `key4` of each id past `skip`, in slot order: most comparisons of a search within the
+    /// chunk end on these 4 bytes, in one small contiguous array.
+    keys: Vec<u32>,
     names: String,
     slots: Vec<Slot<V>>,
 }
 
-/// The first 8 bytes of an id, zero-padded, as a big-endian number. When two ids' keys
-/// differ, the keys order them as the ids do (a zero pad sorts an id before its extensions);
-/// only equal keys need the full comparison.
-fn prefix_key(name: &[u8]) -> u64 {
+/// The first bytes of `suffix`, zero-padded, as a big-endian number. When two ids share a
+/// prefix and the keys of what follows differ, the keys order the ids as their bytes do (a
+/// zero pad sorts an id before its extensions); only equal keys need the full comparison.
+fn key8(suffix: &[u8]) -> u64 {
     let mut bytes = [0u8; 8];
-    for (to, from) in bytes.iter_mut().zip(name) {
+    for (to, from) in bytes.iter_mut().zip(suffix) {
         *to = *from;
     }
     u64::from_be_bytes(bytes)
+}
+
+fn key4(suffix: &[u8]) -> u32 {
+    let mut bytes = [0u8; 4];
+    for (to, from) in bytes.iter_mut().zip(suffix) {
+        *to = *from;
+    }
+    u32::from_be_bytes(bytes)
+}
+
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Bytes past `skip`, or nothing.
+fn past(name: &[u8], skip: usize) -> &[u8] {
+    name.get(skip..).unwrap_or_default()
+}
+
+/// Grows a buffer that is full by an eighth (at least `min`), not by doubling: chunks are
+/// small and many, and doubling would leave a quarter of them empty on average.
+fn grow_gently(len: usize, capacity: usize, needed: usize, min: usize) -> Option<usize> {
+    (capacity - len < needed).then(|| needed.max(len / 8).max(min))
 }
 
 impl<V> Chunk<V> {
     fn new() -> Chunk<V> {
         Chunk {
             first_key: 0,
+            skip: 0,
+            keys: Vec::new(),
             names: String::new(),
             slots: Vec::new(),
         }
@@ -87,25 +123,50 @@ impl<V> Chunk<V> {
         self.names.as_bytes().get(..end).unwrap_or_default()
     }
 
-    /// `first_name() <= name`, where `key` is `prefix_key(name)`.
-    fn starts_at_or_before(&self, name: &[u8], key: u64) -> bool {
-        match self.first_key.cmp(&key) {
-            Ordering::Less => true,
-            Ordering::Greater => false,
-            Ordering::Equal => self.first_name() <= name,
+    fn last_name(&self) -> &[u8] {
+        self.name_bytes(self.len().saturating_sub(1))
+    }
+
+    /// `first_name() <= name`; `key` is `Some(key8(name past the table's prefix))` when
+    /// `name` has that prefix.
+    fn starts_at_or_before(&self, name: &[u8], key: Option<u64>) -> bool {
+        match key.map(|key| self.first_key.cmp(&key)) {
+            Some(Ordering::Less) => true,
+            Some(Ordering::Greater) => false,
+            Some(Ordering::Equal) | None => self.first_name() <= name,
         }
     }
 
-    fn refresh_first_key(&mut self) {
-        self.first_key = prefix_key(self.first_name());
+    fn refresh_first_key(&mut self, table_skip: usize) {
+        self.first_key = key8(past(self.first_name(), table_skip));
+    }
+
+    /// Recomputes `skip` as the longest shared prefix (that of the first and last ids, the
+    /// ids being sorted) and every key.
+    fn refresh_keys(&mut self) {
+        self.skip = common_prefix_len(self.first_name(), self.last_name());
+        let keys: Vec<u32> = (0..self.len())
+            .map(|at| key4(past(self.name_bytes(at), self.skip)))
+            .collect();
+        self.keys = keys;
     }
 
     /// Where `name` is (`Ok`) or would be inserted (`Err`).
     fn search(&self, name: &[u8]) -> Result<usize, usize> {
+        let shares_prefix = match (name.get(..self.skip), self.first_name().get(..self.skip)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        };
+        let key = shares_prefix.then(|| key4(past(name, self.skip)));
         let (mut low, mut high) = (0, self.len());
         while low < high {
             let mid = low + (high - low) / 2;
-            match self.name_bytes(mid).cmp(name) {
+            let order = match (key, self.keys.get(mid)) {
+                (Some(key), Some(mid_key)) => mid_key.cmp(&key),
+                _ => Ordering::Equal,
+            }
+            .then_with(|| self.name_bytes(mid).cmp(name));
+            match order {
                 Ordering::Less => low = mid + 1,
                 Ordering::Greater => high = mid,
                 Ordering::Equal => return Ok(mid),
@@ -115,6 +176,12 @@ impl<V> Chunk<V> {
     }
 
     fn insert(&mut self, at: usize, name: &str, value: V) {
+        if let Some(more) = grow_gently(self.len(), self.slots.capacity(), 1, 4) {
+            self.slots.reserve_exact(more);
+        }
+        if let Some(more) = grow_gently(self.names.len(), self.names.capacity(), name.len(), 32) {
+            self.names.reserve_exact(more);
+        }
         let start = self.name_start(at);
         self.names.insert_str(start, name);
         for slot in self.slots.get_mut(at..).unwrap_or_default() {
@@ -127,8 +194,16 @@ impl<V> Chunk<V> {
                 value,
             },
         );
-        if at == 0 {
-            self.refresh_first_key();
+        let at_an_end = at == 0 || at + 1 == self.len();
+        let shared = common_prefix_len(self.first_name(), self.last_name());
+        if self.len() == 1 || (at_an_end && shared < self.skip) {
+            self.refresh_keys();
+        } else {
+            if let Some(more) = grow_gently(self.keys.len(), self.keys.capacity(), 1, 4) {
+                self.keys.reserve_exact(more);
+            }
+            let key = key4(past(name.as_bytes(), self.skip));
+            self.keys.insert(at.min(self.keys.len()), key);
         }
     }
 
@@ -143,27 +218,31 @@ impl<V> Chunk<V> {
         for later in self.slots.get_mut(at..).unwrap_or_default() {
             later.name_end -= len;
         }
-        if at == 0 {
-            self.refresh_first_key();
+        if at < self.keys.len() {
+            self.keys.remove(at);
         }
         Some(slot.value)
     }
 
     /// Moves the groups from `at` on into a new chunk.
-    fn split_off(&mut self, at: usize) -> Chunk<V> {
+    fn split_off(&mut self, at: usize, table_skip: usize) -> Chunk<V> {
         let start = self.name_start(at);
         let names = self.names.split_off(start);
         let mut slots = self.slots.split_off(at);
         for slot in &mut slots {
             slot.name_end -= start;
         }
+        self.refresh_keys();
         self.shrink();
         let mut right = Chunk {
             first_key: 0,
+            skip: 0,
+            keys: Vec::new(),
             names,
             slots,
         };
-        right.refresh_first_key();
+        right.refresh_keys();
+        right.refresh_first_key(table_skip);
         right
     }
 
@@ -175,11 +254,13 @@ impl<V> Chunk<V> {
             name_end: slot.name_end + base,
             value: slot.value,
         }));
+        self.refresh_keys();
     }
 
     fn shrink(&mut self) {
         self.names.shrink_to_fit();
         self.slots.shrink_to_fit();
+        self.keys.shrink_to_fit();
     }
 
     fn iter(&self) -> impl Iterator<Item = (&str, &V)> + '_ {
@@ -196,6 +277,8 @@ impl<V> Chunk<V> {
 pub(crate) struct GroupTable<V> {
     chunks: Vec<Chunk<V>>,
     len: usize,
+    /// Length of a prefix every id in the table shares: chunk keys start past it.
+    skip: usize,
 }
 
 impl<V> Default for GroupTable<V> {
@@ -203,6 +286,7 @@ impl<V> Default for GroupTable<V> {
         GroupTable {
             chunks: Vec::new(),
             len: 0,
+            skip: 0,
         }
     }
 }
@@ -212,10 +296,19 @@ impl<V> GroupTable<V> {
         self.len
     }
 
+    /// The prefix every id shares.
+    fn prefix(&self) -> &[u8] {
+        self.chunks
+            .first()
+            .and_then(|c| c.first_name().get(..self.skip))
+            .unwrap_or_default()
+    }
+
     /// The chunk that holds `name` or would receive it, and the position in it.
     fn locate(&self, name: &str) -> Option<(usize, Result<usize, usize>)> {
         let name = name.as_bytes();
-        let key = prefix_key(name);
+        let key =
+            (name.get(..self.skip) == Some(self.prefix())).then(|| key8(past(name, self.skip)));
         let after = self
             .chunks
             .partition_point(|c| c.starts_at_or_before(name, key));
@@ -249,7 +342,13 @@ impl<V> GroupTable<V> {
         name: &str,
         make: impl FnOnce() -> V,
     ) -> Option<&mut V> {
-        let (chunk, at) = match self.locate(name) {
+        let located = self.locate(name);
+        let skip = if self.len == 0 {
+            name.len()
+        } else {
+            common_prefix_len(self.prefix(), name.as_bytes())
+        };
+        let (chunk, at) = match located {
             Some((chunk, Ok(at))) => {
                 return self
                     .chunks
@@ -264,8 +363,15 @@ impl<V> GroupTable<V> {
                 (0, 0)
             }
         };
+        if skip != self.skip {
+            self.skip = skip;
+            for c in &mut self.chunks {
+                c.refresh_first_key(skip);
+            }
+        }
         let c = self.chunks.get_mut(chunk)?;
         c.insert(at, name, make());
+        c.refresh_first_key(skip);
         self.len += 1;
         if c.len() == CHUNK_MAX {
             // Full: give back the growth slack. A chunk filled in key order is then left
@@ -296,7 +402,7 @@ impl<V> GroupTable<V> {
             return (0, 0);
         }
         let half = CHUNK_MAX / 2;
-        let right = c.split_off(half);
+        let right = c.split_off(half, self.skip);
         self.chunks.insert(chunk + 1, right);
         if at <= half {
             (chunk, at)
@@ -311,7 +417,11 @@ impl<V> GroupTable<V> {
         };
         let c = self.chunks.get_mut(chunk)?;
         let value = c.remove(at)?;
+        c.refresh_first_key(self.skip);
         self.len -= 1;
+        if self.len == 0 {
+            self.skip = 0;
+        }
         if c.len() == 0 {
             self.chunks.remove(chunk);
         } else if c.len() < CHUNK_MERGE_BELOW {
@@ -382,14 +492,24 @@ mod tests {
         let seen: Vec<(&str, u64)> = table.iter().map(|(k, v)| (k, *v)).collect();
         let expected: Vec<(&str, u64)> = model.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         assert_eq!(seen, expected);
+        let prefix = table.prefix().to_vec();
         for chunk in &table.chunks {
             assert!(chunk.len() > 0 && chunk.len() <= CHUNK_MAX);
+            assert_eq!(chunk.first_key, key8(past(chunk.first_name(), table.skip)));
+            assert_eq!(chunk.keys.len(), chunk.len());
+            let chunk_prefix = chunk.first_name().get(..chunk.skip).unwrap();
+            for at in 0..chunk.len() {
+                let name = chunk.name_bytes(at);
+                assert!(name.starts_with(&prefix));
+                assert!(name.starts_with(chunk_prefix));
+                assert_eq!(chunk.keys[at], key4(past(name, chunk.skip)));
+            }
         }
     }
 
     #[test]
     fn behaves_as_an_ordered_map_under_random_operations() {
-        for seed in [1u64, 2, 3, 0x5eed] {
+        for seed in [1u64, 2, 3, 4, 5, 0x5eed] {
             println!("seed {seed}");
             let mut rng = Lcg(seed);
             let mut table = GroupTable::default();
@@ -397,12 +517,23 @@ mod tests {
             for step in 0..20_000u64 {
                 // Ids of varied lengths, the empty one and multi-byte characters included.
                 let n = rng.next() % 600;
-                let name = match n % 5 {
-                    0 => format!("g{n}"),
-                    1 => format!("consumer-group-{n:06}"),
-                    2 => format!("é{n}ü"),
-                    3 if n == 3 => String::new(),
-                    _ => format!("{n}"),
+                // Some seeds use ids that all share a long prefix, with ties in the first
+                // bytes past it, NULs that look like key padding, and ids that prefix others.
+                let name = if seed % 2 == 0 {
+                    match n % 5 {
+                        0 => format!("g{n}"),
+                        1 => format!("consumer-group-{n:06}"),
+                        2 => format!("é{n}ü"),
+                        3 if n == 3 => String::new(),
+                        _ => format!("{n}"),
+                    }
+                } else {
+                    match n % 4 {
+                        0 => format!("service-instance-{}", n / 4),
+                        1 => format!("service-instance-{}\0", n / 8),
+                        2 => format!("service-instance-{}\0\0{}", n / 40, n % 3),
+                        _ => format!("service-instance-1234567{n}"),
+                    }
                 };
                 match rng.next() % 4 {
                     0 | 1 => {
@@ -418,7 +549,7 @@ mod tests {
                         }
                     }
                 }
-                if step % 1_000 == 0 {
+                if step % 250 == 0 {
                     check(&table, &model);
                 }
             }
@@ -451,6 +582,17 @@ mod tests {
         }
         assert_eq!(table.chunks.len(), 10);
         assert_eq!(table.get("group-000005"), Some(&5));
+        // Ids outside the shared prefix "group-" are looked up and placed correctly too.
+        for absent in ["", "a", "group", "group-", "group-0000050", "zzz"] {
+            assert_eq!(table.get(absent), None, "{absent:?}");
+        }
+        *table.get_or_insert_with("a", || 0).unwrap() = 1_000_000;
+        *table.get_or_insert_with("zzz", || 0).unwrap() = 2_000_000;
+        assert_eq!(table.get("a"), Some(&1_000_000));
+        assert_eq!(table.get("zzz"), Some(&2_000_000));
+        assert_eq!(table.get("group-000639"), Some(&639));
+        assert_eq!(table.iter().next().map(|(k, _)| k), Some("a"));
+        assert_eq!(table.iter().last().map(|(k, _)| k), Some("zzz"));
     }
 
     #[test]
