@@ -255,7 +255,12 @@ impl CoordinatorState {
 
     /// A group's recorded state, if it has one (simple groups have none).
     pub fn group(&self, group_id: &GroupId) -> Option<&ClassicGroup> {
-        self.groups.get(group_id.as_str())?.group.as_deref()
+        self.group_by_id(group_id.as_str())
+    }
+
+    /// `group`, for the `&str` ids that `group_states` and `committed_offsets` yield.
+    pub fn group_by_id(&self, group_id: &str) -> Option<&ClassicGroup> {
+        self.groups.get(group_id)?.group.as_deref()
     }
 
     /// Number of groups, simple ones included.

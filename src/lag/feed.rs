@@ -81,12 +81,12 @@ impl LagFeed {
     pub fn start_exporting(&self, state: &CoordinatorState) {
         let mut tracker = LagTracker::new(self.config);
         for (group, group_state) in state.group_states() {
-            let members = state.group(group).map_or(0, |g| g.members.len());
-            tracker.record_group(group.as_str(), group_state.as_str(), members);
+            let members = state.group_by_id(group).map_or(0, |g| g.members.len());
+            tracker.record_group(group, group_state.as_str(), members);
         }
         for (group, topic, partition, value) in state.committed_offsets() {
             tracker.record_commit(
-                group.as_str(),
+                group,
                 &TopicPartition::new(topic, partition.0),
                 value.offset.0,
             );
