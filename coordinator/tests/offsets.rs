@@ -421,3 +421,57 @@ fn commit_to_a_topic_name_no_kafka_topic_can_have_returns_unknown_topic_or_parti
     assert_eq!(r[0].1, Some(ErrorKind::UnknownTopicOrPartition));
     assert_eq!(h.state.offset_count(), 0);
 }
+
+#[test]
+fn hundreds_of_groups_created_out_of_order_are_listed_in_id_order_fetched_and_deleted() {
+    // Enough groups to spread over several chunks of the group table, created in a scrambled
+    // order so that chunks split in the middle, with ids sharing a long prefix.
+    const GROUPS: usize = 300;
+    let mut h = Harness::new();
+    let id = |i: usize| format!("service-instance-{:04}", (i * 7919) % GROUPS);
+    for i in 0..GROUPS {
+        let r = h.commit_with(
+            CommitReq::admin()
+                .group(&id(i))
+                .offset(i as i32 % 3, i as i64),
+        );
+        assert_eq!(r[0].1, None);
+    }
+    let list = |h: &mut Harness| {
+        let out = h.read(ReadCommand::ListGroups(ListGroups {
+            api_version: ApiVersion(5),
+            states_filter: vec![],
+            types_filter: vec![],
+        }));
+        let Reply::ListGroups(groups) = out.reply else {
+            panic!()
+        };
+        groups
+            .into_iter()
+            .map(|g| g.group_id.into_string())
+            .collect::<Vec<_>>()
+    };
+    let mut expected: Vec<String> = (0..GROUPS).map(id).collect();
+    expected.sort();
+    assert_eq!(list(&mut h), expected);
+    for i in 0..GROUPS {
+        assert_eq!(h.fetch(&id(i), i as i32 % 3), i as i64, "{}", id(i));
+    }
+    let deleted: Vec<GroupId> = (0..GROUPS).step_by(3).map(|i| id(i).into()).collect();
+    let out = h.write(WriteCommand::DeleteGroups(DeleteGroups {
+        api_version: ApiVersion(2),
+        now_ms: h.now_ms(),
+        group_ids: deleted.clone(),
+    }));
+    let Reply::DeleteGroups(results) = out.reply else {
+        panic!()
+    };
+    assert!(results.iter().all(|(_, r)| r.is_ok()), "{results:?}");
+    expected.retain(|g| !deleted.iter().any(|d| d.as_str() == g));
+    assert_eq!(list(&mut h), expected);
+    assert_eq!(h.state.group_count(), GROUPS - deleted.len());
+    for i in 0..GROUPS {
+        let want = if i % 3 == 0 { -1 } else { i as i64 };
+        assert_eq!(h.fetch(&id(i), i as i32 % 3), want, "{}", id(i));
+    }
+}
