@@ -16,9 +16,12 @@ use serde_json::{json, Value};
 
 fn broker(dir: &tempfile::TempDir) -> Cohort {
     // A short initial rebalance delay keeps the test fast; the rule itself is the core's.
-    Cohort::start(
+    // Group debug logs tell a failed rebalance's story (joins, syncs, heartbeats refused,
+    // state transitions, timers) in the log a failing assertion prints.
+    Cohort::start_logged(
         &dir.path().join("data"),
         &["--group-initial-rebalance-delay-ms", "500"],
+        "info,cohort::group=debug",
     )
 }
 

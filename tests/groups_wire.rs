@@ -354,3 +354,97 @@ fn limits_and_bad_input_get_kafkas_codes() {
     }
     assert_eq!(fetch_all(&mut c, "g"), vec![("t".into(), 0, 1)]);
 }
+
+/// The Raft log's last index as the node publishes it on `/metrics`, once two reads 100 ms
+/// apart agree (the gauge follows Raft's metrics channel, a moment after a write returns).
+fn settled_last_log_index(b: &Cohort) -> u64 {
+    let read = || -> u64 {
+        let (_, metrics) = b.http_get("/metrics");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("raft_last_log_index "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .map(|v| v as u64)
+            .unwrap_or_else(|| panic!("no raft_last_log_index in\n{metrics}"))
+    };
+    let mut last = read();
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now = read();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+#[test]
+fn a_stable_followers_unchanged_rejoin_and_sync_are_answered_without_a_raft_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir, &[]);
+    let mut leader = RawClient::connect(b.kafka);
+    create_topic(&mut leader, "t", 2);
+
+    // Generation 1: the leader alone.
+    let joined = join_new_member(&mut leader, "g", &["t"]);
+    let a = joined.member_id.to_string();
+    assert_eq!(sync(&mut leader, "g", 1, &a, &[(&a, b"a1")]).error_code, 0);
+
+    // Generation 2: a follower joins, the leader rejoins, both sync.
+    let addr = b.kafka;
+    let follower_join = std::thread::spawn(move || {
+        let mut c = RawClient::connect(addr);
+        let r = join_new_member(&mut c, "g", &["t"]);
+        (c, r)
+    });
+    wait_for_state(&mut leader, "g", "PreparingRebalance");
+    let rejoined = join(&mut leader, 5, join_request("g", &a, None, &["t"], 10_000));
+    assert_eq!((rejoined.error_code, rejoined.generation_id), (0, 2));
+    let (mut follower, fj) = follower_join.join().unwrap();
+    assert_eq!((fj.error_code, fj.generation_id), (0, 2), "{fj:?}");
+    let f = fj.member_id.to_string();
+    let synced = sync(&mut leader, "g", 2, &a, &[(&a, b"a2"), (&f, b"f2")]);
+    assert_eq!(synced.error_code, 0);
+    assert_eq!(&sync(&mut follower, "g", 2, &f, &[]).assignment[..], b"f2");
+
+    // kafka-python 3.0 rejoins whenever a join completes between two polls: a Stable
+    // follower's unchanged JoinGroup and its SyncGroup change nothing and are answered from
+    // the applied state, at once, as Kafka answers them without appending to its log.
+    let before = settled_last_log_index(&b);
+    for _ in 0..5 {
+        let again = join(
+            &mut follower,
+            5,
+            join_request("g", &f, None, &["t"], 10_000),
+        );
+        assert_eq!(
+            (again.error_code, again.generation_id, again.leader.as_str()),
+            (0, 2, a.as_str()),
+            "{again:?}"
+        );
+        assert!(again.members.is_empty(), "only the leader gets the members");
+        let resynced = sync(&mut follower, "g", 2, &f, &[]);
+        assert_eq!(resynced.error_code, 0);
+        assert_eq!(&resynced.assignment[..], b"f2");
+    }
+    assert_eq!(
+        settled_last_log_index(&b),
+        before,
+        "no Raft entry was written"
+    );
+    assert_eq!(describe(&mut leader, "g").group_state.as_str(), "Stable");
+
+    // A write that does change something still goes through Raft.
+    let member_commit = Commit {
+        group: "g",
+        generation: 2,
+        member: &f,
+        instance: None,
+        topic: "t",
+        partition: 1,
+        offset: 7,
+        metadata: "",
+    };
+    assert_eq!(commit(&mut follower, &member_commit), 0);
+    assert!(settled_last_log_index(&b) > before);
+}

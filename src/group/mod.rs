@@ -20,6 +20,7 @@ pub mod error;
 pub mod metrics;
 mod runtime;
 pub mod timers;
+mod trace;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -259,9 +260,21 @@ impl Groups {
     }
 
     /// Replicates a group command and returns its reply once it is committed and applied
-    /// (for a parked JoinGroup/SyncGroup: once a later command completes it).
+    /// (for a parked JoinGroup/SyncGroup: once a later command completes it). A JoinGroup or
+    /// SyncGroup that would change nothing is answered from the applied state instead.
     pub async fn write(&self, command: WriteCommand) -> Result<Reply, GroupError> {
         self.check_active()?;
+        if let Some(reply) = self.answer_unchanged(&command) {
+            if tracing::enabled!(tracing::Level::DEBUG) {
+                tracing::debug!(
+                    group = command.group_id().map(|g| g.as_str()),
+                    "request {} answered from applied state: {}",
+                    trace::command(&command),
+                    trace::reply(&reply)
+                );
+            }
+            return Ok(reply);
+        }
         let _permit =
             self.in_flight.clone().try_acquire_owned().map_err(|_| {
                 GroupError::NotAvailable("too many group requests in flight".into())
@@ -276,21 +289,72 @@ impl Groups {
             .send(RuntimeMsg::Register { token, responder })
             .map_err(|_| GroupError::NotCoordinator)?;
         let started = Instant::now();
+        let traced = tracing::enabled!(tracing::Level::DEBUG);
+        if traced {
+            tracing::debug!(
+                group = command.group_id().map(|g| g.as_str()),
+                seq = token.seq,
+                "request {}",
+                trace::command(&command)
+            );
+        }
         let command_bytes = Envelope {
             origin: Some(token),
             body: Body::Group(command),
         }
         .encode();
         if let Err(e) = self.node.write(command_bytes).await {
+            tracing::debug!(seq = token.seq, error = %e, "request not committed");
             let _ = self.tx.send(RuntimeMsg::Forget { token });
             return Err(e.into());
         }
         let reply = answer.await.unwrap_or(Err(GroupError::NotCoordinator));
+        if traced {
+            let answered = match &reply {
+                Ok(r) => trace::reply(r),
+                Err(e) => format!("failed: {e}"),
+            };
+            tracing::debug!(
+                seq = token.seq,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "answer {answered}"
+            );
+        }
         if let Ok(Reply::Commit(_)) = &reply {
             ::metrics::histogram!(metrics::GROUP_COMMIT_SECONDS)
                 .record(started.elapsed().as_secs_f64());
         }
         reply
+    }
+
+    /// The reply to a JoinGroup or SyncGroup that, decided on the applied state, writes no
+    /// record, completes no parked request, moves no timer and is not parked itself: a
+    /// follower of a Stable group rejoining with the same metadata, its SyncGroup in a Stable
+    /// group, a retried join in CompletingRebalance, a fenced or unknown member. Kafka answers
+    /// those without appending to its log; sending them through Raft cost an fsync each, and
+    /// under load that made the join-and-sync round trip slow enough for kafka-python 3.0 to
+    /// discard its result (it drops a JoinGroup/SyncGroup task that completes between two
+    /// `poll` calls and starts another), so a consumer could loop on rejoining with no
+    /// partitions for minutes.
+    ///
+    /// Answering from applied state orders the request before commands still in the Raft
+    /// log: none of those has been acknowledged yet, and every acknowledged one is applied,
+    /// so a client never sees older state than a reply it already got.
+    fn answer_unchanged(&self, command: &WriteCommand) -> Option<Reply> {
+        if !matches!(
+            command,
+            WriteCommand::JoinGroup(_) | WriteCommand::SyncGroup(_)
+        ) {
+            return None;
+        }
+        let outcome = self
+            .node
+            .read_local(|a| a.app.coordinator().decide(command));
+        let unchanged = outcome.records.is_empty()
+            && outcome.member_replies.is_empty()
+            && outcome.timers.is_empty()
+            && !matches!(outcome.reply, Reply::Parked { .. });
+        unchanged.then_some(outcome.reply)
     }
 
     /// Answers a heartbeat and re-arms the member's session (leader soft state, no Raft).

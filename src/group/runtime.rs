@@ -29,6 +29,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use super::error::GroupError;
 use super::metrics as m;
 use super::timers::TimerWheel;
+use super::trace;
 use super::{now_ms, Role};
 
 /// Where a waiting request's answer goes.
@@ -230,6 +231,25 @@ impl Runtime {
                 }
                 let command = ReadCommand::Heartbeat(command);
                 let outcome = self.node.read_local(|a| a.app.coordinator().read(&command));
+                if let ReadCommand::Heartbeat(h) = &command {
+                    // Successful heartbeats are routine; a refused one is part of the story.
+                    if matches!(outcome.reply, Reply::Heartbeat(Err(_))) {
+                        tracing::debug!(
+                            group = h.group_id.as_str(),
+                            member = h.member_id.as_str(),
+                            generation = h.generation.0,
+                            "heartbeat refused: {}",
+                            trace::reply(&outcome.reply)
+                        );
+                    } else {
+                        tracing::trace!(
+                            group = h.group_id.as_str(),
+                            member = h.member_id.as_str(),
+                            generation = h.generation.0,
+                            "heartbeat"
+                        );
+                    }
+                }
                 for op in outcome.timers {
                     self.timers.apply(op);
                 }
@@ -278,8 +298,13 @@ impl Runtime {
             reply,
             member_replies,
             timers,
-            ..
+            records,
         } = outcome;
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            for (group, state) in records.iter().filter_map(trace::group_record) {
+                tracing::debug!(group, seq = origin.map(|t| t.seq), "group {state}");
+            }
+        }
         if member_replies.iter().any(|r| {
             r.kind == ParkedKind::Join && matches!(&r.reply, Reply::Join(j) if j.error.is_none())
         }) {
@@ -295,7 +320,21 @@ impl Runtime {
                     // A newer request of the same member and kind supersedes the older one,
                     // whose client has given up on it: dropping its responder answers it
                     // NOT_COORDINATOR, so a client that is still there looks up and retries.
-                    self.parked.insert((group_id, member_id, kind), responder);
+                    tracing::debug!(
+                        group = group_id.as_str(),
+                        member = member_id.as_str(),
+                        ?kind,
+                        "parked"
+                    );
+                    let key = (group_id, member_id, kind);
+                    if self.parked.insert(key.clone(), responder).is_some() {
+                        tracing::debug!(
+                            group = key.0.as_str(),
+                            member = key.1.as_str(),
+                            ?kind,
+                            "an older parked request of the member was superseded"
+                        );
+                    }
                 }
                 reply => {
                     let _ = responder.send(Ok(reply));
@@ -303,8 +342,24 @@ impl Runtime {
             }
         }
         for r in member_replies {
-            if let Some(responder) = self.parked.remove(&(r.group_id, r.member_id, r.kind)) {
-                let _ = responder.send(Ok(r.reply));
+            let key = (r.group_id, r.member_id, r.kind);
+            let responder = self.parked.remove(&key);
+            tracing::debug!(
+                group = key.0.as_str(),
+                member = key.1.as_str(),
+                kind = ?key.2,
+                waiting = responder.is_some(),
+                "parked request completed: {}",
+                trace::reply(&r.reply)
+            );
+            if let Some(responder) = responder {
+                if responder.send(Ok(r.reply)).is_err() {
+                    tracing::debug!(
+                        group = key.0.as_str(),
+                        member = key.1.as_str(),
+                        "the parked request's connection was gone"
+                    );
+                }
             }
         }
         for op in timers {
@@ -322,6 +377,7 @@ impl Runtime {
                 TimerKey::OffsetsRetention => "offsets_retention",
             };
             metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
+            tracing::debug!(timer = ?key, "timer fired");
             self.submit_background(Body::Group(WriteCommand::TimerFired { key, now_ms: now }));
         }
     }

@@ -39,8 +39,24 @@ impl Cohort {
         Self::try_start(data_dir, extra).unwrap_or_else(|e| panic!("cohort did not start: {e}"))
     }
 
+    /// Like [`Cohort::start`], logging at `log_filter` (a `RUST_LOG` value) unless
+    /// `COHORT_TEST_LOG` overrides it: tests whose failures need the broker's side of a story
+    /// (e.g. `cohort::group=debug` for rebalances) ask for it here.
+    pub fn start_logged(data_dir: &Path, extra: &[&str], log_filter: &str) -> Cohort {
+        Self::try_start_logged(data_dir, extra, log_filter)
+            .unwrap_or_else(|e| panic!("cohort did not start: {e}"))
+    }
+
     /// Like [`Cohort::start`], returning the failure (exit status and log) instead.
     pub fn try_start(data_dir: &Path, extra: &[&str]) -> Result<Cohort, String> {
+        Self::try_start_logged(data_dir, extra, "info")
+    }
+
+    fn try_start_logged(
+        data_dir: &Path,
+        extra: &[&str],
+        log_filter: &str,
+    ) -> Result<Cohort, String> {
         static STARTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let log_path = data_dir
@@ -60,7 +76,7 @@ impl Cohort {
             .args(extra)
             .env(
                 "RUST_LOG",
-                std::env::var("COHORT_TEST_LOG").unwrap_or("info".into()),
+                std::env::var("COHORT_TEST_LOG").unwrap_or(log_filter.into()),
             )
             .stdout(Stdio::piped())
             .stderr(log)
