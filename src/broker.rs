@@ -48,9 +48,9 @@ impl Broker {
 }
 
 impl Broker {
-    /// Ids of the live brokers (placement targets).
+    /// Ids of the nodes new partitions are placed on.
     pub fn node_ids(&self) -> Vec<i32> {
-        self.cluster.brokers().iter().map(|b| b.node_id.0).collect()
+        self.cluster.placement_node_ids()
     }
 
     /// Validates `new` and, unless `validate_only`, adds it to the catalog.

@@ -27,6 +27,13 @@ pub trait ClusterView: Send + Sync {
     fn brokers(&self) -> Vec<BrokerEndpoint>;
     /// The controller's node id (Raft leader), or -1 when none is known.
     fn controller_id(&self) -> BrokerId;
+    /// The nodes new partitions may be placed on, in id order: every broker, unless the
+    /// cluster knows better (a Raft learner serves clients but is no placement target).
+    fn placement_node_ids(&self) -> Vec<i32> {
+        let mut ids: Vec<i32> = self.brokers().iter().map(|b| b.node_id.0).collect();
+        ids.sort_unstable();
+        ids
+    }
 }
 
 /// The embedded default: one node that is its own controller.

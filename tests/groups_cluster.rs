@@ -1,7 +1,8 @@
 //! Three processes, one Raft group: every node lists all brokers with the Raft leader as
 //! controller and names the leader as coordinator; followers answer group APIs with
 //! NOT_COORDINATOR; a topic created through a follower is forwarded to the leader; topics and
-//! commits are visible through every node's metadata.
+//! commits are visible through every node's metadata; every node answers InitProducerId with
+//! ids that never repeat, across nodes and restarts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -31,14 +32,10 @@ fn metadata(c: &mut RawClient, topics: Option<&[&str]>) -> MetadataResponse {
     }
 }
 
-#[test]
-fn followers_point_to_the_leader_which_coordinates_every_group() {
-    let dir = tempfile::tempdir().unwrap();
-    let nodes = cluster::start(dir.path(), 3, &["--group-initial-rebalance-delay-ms", "0"]);
-
-    // Wait until every node agrees on a leader.
+/// The Raft leader, once every node's Metadata names the same controller.
+fn agreed_leader(nodes: &[cluster::Node]) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(30);
-    let leader = loop {
+    loop {
         let controllers: Vec<i32> = nodes
             .iter()
             .map(|n| {
@@ -48,14 +45,22 @@ fn followers_point_to_the_leader_which_coordinates_every_group() {
             })
             .collect();
         if controllers[0] > 0 && controllers.iter().all(|c| *c == controllers[0]) {
-            break controllers[0] as u64;
+            return controllers[0] as u64;
         }
         assert!(
             Instant::now() < deadline,
             "no agreed leader: {controllers:?}"
         );
         std::thread::sleep(Duration::from_millis(100));
-    };
+    }
+}
+
+#[test]
+fn followers_point_to_the_leader_which_coordinates_every_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = cluster::start(dir.path(), 3, &["--group-initial-rebalance-delay-ms", "0"]);
+
+    let leader = agreed_leader(&nodes);
     let leader_node = nodes.iter().find(|n| n.id == leader).unwrap();
     let follower = nodes.iter().find(|n| n.id != leader).unwrap();
 
@@ -148,4 +153,113 @@ fn followers_point_to_the_leader_which_coordinates_every_group() {
     };
     assert_eq!(commit(&mut l, &ok), 0);
     assert_eq!(fetch_all(&mut l, "g"), vec![("t".into(), 5, 77)]);
+}
+
+/// InitProducerId v4 for an idempotent producer (no transactional id).
+fn try_init_producer_id(c: &mut RawClient) -> InitProducerIdResponse {
+    let req = InitProducerIdRequest::default()
+        .with_transactional_id(None)
+        .with_transaction_timeout_ms(60_000)
+        .with_producer_id(ProducerId(-1))
+        .with_producer_epoch(-1);
+    match c.call(ApiKey::InitProducerId, 4, RequestKind::InitProducerId(req)) {
+        ResponseKind::InitProducerId(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+fn init_producer_id(c: &mut RawClient) -> i64 {
+    let r = try_init_producer_id(c);
+    assert_eq!((r.error_code, r.producer_epoch), (0, 0), "{r:?}");
+    r.producer_id.0
+}
+
+/// Which node `metadata` names as leader of each partition of `topic`, once it knows it.
+fn partition_leaders(c: &mut RawClient, topic: &str) -> Vec<(i32, u64)> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let m = metadata(c, Some(&[topic]));
+        if m.topics[0].error_code == 0 {
+            let mut out: Vec<(i32, u64)> = m.topics[0]
+                .partitions
+                .iter()
+                .map(|p| (p.partition_index, p.leader_id.0 as u64))
+                .collect();
+            out.sort();
+            return out;
+        }
+        assert!(Instant::now() < deadline, "{topic} never appeared: {m:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn every_node_hands_out_producer_ids_that_never_repeat_even_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = cluster::start(dir.path(), 3, &[]);
+    let leader = agreed_leader(&nodes);
+    let follower = nodes.iter().position(|n| n.id != leader).unwrap();
+
+    // Every node answers InitProducerId (a follower reserves its block through the leader);
+    // no id is handed out twice, whichever node hands it out.
+    let mut seen = std::collections::BTreeSet::new();
+    for n in &nodes {
+        let mut c = RawClient::connect(n.kafka);
+        for _ in 0..3 {
+            let id = init_producer_id(&mut c);
+            assert!(seen.insert(id), "producer id {id} handed out twice");
+        }
+    }
+
+    // An idempotent librdkafka producer bootstrapped at a follower writes to a partition
+    // that a follower owns.
+    let mut f = RawClient::connect(nodes[follower].kafka);
+    create_topic(&mut f, "idem", 3);
+    let (partition, _) = partition_leaders(&mut f, "idem")
+        .into_iter()
+        .find(|(_, owner)| *owner != leader)
+        .expect("round-robin placement puts a partition on a follower");
+    let bootstrap = nodes[follower].kafka.to_string();
+    let out = common::python_script(
+        "groups_idempotent_producer.py",
+        &[&bootstrap, "idem", &partition.to_string(), "50"],
+        Duration::from_secs(120),
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(
+        got,
+        serde_json::json!({
+            "undelivered": 0,
+            "errors": [],
+            "offsets": (0..50).collect::<Vec<i64>>(),
+        })
+    );
+
+    // A node killed and restarted reserves a fresh block: ids it handed out before (and the
+    // rest of its old block) are never handed out again.
+    for i in 0..nodes.len() {
+        nodes[i].kill_and_restart();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let id = loop {
+            let answered = try_init_producer_id(&mut RawClient::connect(nodes[i].kafka));
+            if answered.error_code == 0 {
+                break answered.producer_id.0;
+            }
+            // Retriable while the restarted node finds the leader again.
+            assert!(
+                Instant::now() < deadline,
+                "node {} never answered InitProducerId: {answered:?}\n{}",
+                nodes[i].id,
+                nodes[i].log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        assert!(seen.insert(id), "producer id {id} repeated after a restart");
+    }
 }

@@ -230,6 +230,17 @@ impl RaftCluster {
     }
 }
 
+/// Partitions go on voters only: a learner may still be catching up, may never be promoted
+/// (a failed `add_voter`), and is no part of the quorum the cluster tooling reasons about.
+fn voter_broker_ids(voters: impl IntoIterator<Item = u64>) -> Vec<i32> {
+    let mut ids: Vec<i32> = voters
+        .into_iter()
+        .filter_map(|id| i32::try_from(id).ok())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
 fn endpoint_of(id: u64, kafka_addr: &str) -> Option<BrokerEndpoint> {
     let (host, port) = kafka_addr.rsplit_once(':')?;
     Some(BrokerEndpoint {
@@ -246,6 +257,13 @@ fn endpoint_of(id: u64, kafka_addr: &str) -> Option<BrokerEndpoint> {
 impl ClusterView for RaftCluster {
     fn local_node_id(&self) -> BrokerId {
         self.local.node_id
+    }
+
+    fn placement_node_ids(&self) -> Vec<i32> {
+        voter_broker_ids(
+            self.node
+                .read_local(|a| a.membership.membership().voter_ids().collect::<Vec<u64>>()),
+        )
     }
 
     fn brokers(&self) -> Vec<BrokerEndpoint> {
@@ -271,5 +289,18 @@ impl ClusterView for RaftCluster {
             .leader()
             .and_then(|l| i32::try_from(l.node_id).ok())
             .map_or(BrokerId(-1), BrokerId)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_targets_are_the_voters_in_id_order() {
+        // Node 4 is a learner: it is in the membership's nodes but not among its voters.
+        assert_eq!(voter_broker_ids([3, 1, 2]), vec![1, 2, 3]);
+        // An id no Kafka broker id can carry is never a target.
+        assert_eq!(voter_broker_ids([2, u64::MAX]), vec![2]);
     }
 }

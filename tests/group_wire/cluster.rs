@@ -16,12 +16,59 @@ pub struct Node {
     pub http: SocketAddr,
     pub child: Option<Child>,
     pub log_path: std::path::PathBuf,
+    /// The whole `cohort serve` command line, to start the node again after a kill.
+    args: Vec<String>,
 }
 
 impl Node {
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
+
+    /// SIGKILLs the node (by its PID) and starts it again on the same ports and data.
+    pub fn kill_and_restart(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let (child, http) = spawn(self.id, &self.args, &self.log_path);
+        self.child = Some(child);
+        self.http = http;
+    }
+}
+
+/// Starts `cohort <args>` with its log appended to `log_path` and waits for its listeners.
+fn spawn(id: u64, args: &[String], log_path: &Path) -> (Child, SocketAddr) {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("node {id} did not start"));
+    assert!(line.contains("cohort listening"), "{line}");
+    let http = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http="))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no http= in {line:?}"));
+    (child, http)
 }
 
 impl Drop for Node {
@@ -54,45 +101,30 @@ pub fn start(dir: &Path, n: u64, extra: &[&str]) -> Vec<Node> {
         .zip(&ports)
         .map(|(id, (raft, kafka))| {
             let log_path = dir.join(format!("node-{id}.log"));
-            let log = std::fs::File::create(&log_path).unwrap();
-            let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
-                .arg("serve")
-                .arg("--data-dir")
-                .arg(dir.join(format!("node-{id}")))
-                .args(["--node-id", &id.to_string()])
-                .args(["--listen", &format!("127.0.0.1:{kafka}")])
-                .args(["--http", "127.0.0.1:0"])
-                .args(["--raft", &format!("127.0.0.1:{raft}")])
-                .args(["--peers", &peers])
-                .args(extra)
-                .env("RUST_LOG", "info")
-                .stdout(Stdio::piped())
-                .stderr(log)
-                .spawn()
-                .unwrap();
-            let stdout = child.stdout.take().unwrap();
-            let (tx, rx) = mpsc::channel();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    let _ = tx.send(line);
-                }
-            });
-            let line = rx
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("node {id} did not start"));
-            assert!(line.contains("cohort listening"), "{line}");
-            let http = line
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("http="))
-                .and_then(|a| a.parse().ok())
-                .unwrap_or_else(|| panic!("no http= in {line:?}"));
+            let mut args: Vec<String> = vec![
+                "serve".into(),
+                "--data-dir".into(),
+                dir.join(format!("node-{id}")).display().to_string(),
+                "--node-id".into(),
+                id.to_string(),
+                "--listen".into(),
+                format!("127.0.0.1:{kafka}"),
+                "--http".into(),
+                "127.0.0.1:0".into(),
+                "--raft".into(),
+                format!("127.0.0.1:{raft}"),
+                "--peers".into(),
+                peers.clone(),
+            ];
+            args.extend(extra.iter().map(|a| a.to_string()));
+            let (child, http) = spawn(id, &args, &log_path);
             Node {
                 id,
                 kafka: format!("127.0.0.1:{kafka}").parse().unwrap(),
                 http,
                 child: Some(child),
                 log_path,
+                args,
             }
         })
         .collect()
