@@ -98,6 +98,11 @@ fn a_group_lives_its_whole_life_over_the_wire() {
             "no {line:?} in\n{metrics}"
         );
     }
+    // The node announced itself once active: no request ever saw it loading.
+    assert!(
+        !metrics.contains("COORDINATOR_LOAD_IN_PROGRESS"),
+        "answered COORDINATOR_LOAD_IN_PROGRESS once loaded:\n{metrics}"
+    );
 
     let described = describe(&mut c, "g");
     assert_eq!(described.error_code, 0);

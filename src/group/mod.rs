@@ -17,6 +17,7 @@
 pub mod args;
 pub mod catalog;
 pub mod error;
+mod leadership;
 pub mod metrics;
 mod runtime;
 pub mod timers;
@@ -183,7 +184,7 @@ pub async fn start(
         waiting: HashMap::new(),
         parked: HashMap::new(),
         timers: timers::TimerWheel::default(),
-        load_target: 0,
+        leadership: leadership::Leadership::Follower,
         lag,
     };
     let runtime_task = tokio::spawn(runtime.run());

@@ -27,6 +27,7 @@ use raft_meta::MetaNode;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::error::GroupError;
+use super::leadership::{Leadership, Observed};
 use super::metrics as m;
 use super::timers::TimerWheel;
 use super::trace;
@@ -71,8 +72,8 @@ pub(crate) struct Runtime {
     pub waiting: HashMap<RequestToken, Responder>,
     pub parked: HashMap<(GroupId, MemberId, ParkedKind), Responder>,
     pub timers: TimerWheel,
-    /// While Loading: the log index the new leader must have applied before it serves.
-    pub load_target: u64,
+    /// The role with the Raft term it belongs to (see [`Leadership`]).
+    pub leadership: Leadership,
     /// The lag tracker this node exports while it is the active coordinator.
     pub lag: Option<Arc<crate::lag::LagFeed>>,
 }
@@ -80,12 +81,13 @@ pub(crate) struct Runtime {
 impl Runtime {
     pub(crate) async fn run(mut self) {
         let mut leader = self.node.leader_watch();
-        // Applies move the metrics; a Loading leader re-checks on each change (and on a slow
-        // tick, in case the last change came before it started looking).
+        // Raft's metrics move with every term, role and apply: the runtime re-reads its
+        // leadership on each change (a Loading leader also on a slow tick, in case the last
+        // change came before it started looking).
         let mut raft_metrics = self.node.raft().metrics();
         let mut load_tick = tokio::time::interval(LOAD_POLL);
         load_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        self.on_leader_change(leader.borrow_and_update().clone().map(|l| l.node_id));
+        self.observe();
         loop {
             let role = *self.role_tx.borrow();
             let deadline = match role {
@@ -106,23 +108,71 @@ impl Runtime {
                         self.step_down();
                         return;
                     }
-                    let id = leader.borrow_and_update().clone().map(|l| l.node_id);
-                    self.on_leader_change(id);
+                    leader.borrow_and_update();
+                    self.observe();
                 }
-                _ = async { if let Some(s) = sleep { s.await } }, if deadline.is_some() => {
-                    self.fire_due();
-                }
-                changed = raft_metrics.changed(), if role == Role::Loading => {
+                changed = raft_metrics.changed() => {
                     if changed.is_err() {
                         self.step_down();
                         return;
                     }
-                    self.check_loaded();
+                    raft_metrics.borrow_and_update();
+                    self.observe();
+                }
+                _ = async { if let Some(s) = sleep { s.await } }, if deadline.is_some() => {
+                    self.fire_due();
                 }
                 _ = load_tick.tick(), if role == Role::Loading => {
-                    self.check_loaded();
+                    self.observe();
                 }
             }
+        }
+    }
+
+    /// Re-reads leadership from Raft and acts on the transition: a lost leadership (or one
+    /// re-won in a new term) drops the soft state; a finished load arms the timers and serves.
+    fn observe(&mut self) {
+        let observed = {
+            let metrics = self.node.raft().metrics();
+            let m = metrics.borrow();
+            Observed {
+                leads: m.current_leader == Some(self.node.node_id()),
+                term: m.current_term,
+                last_log_index: m.last_log_index.unwrap_or(0),
+                applied_index: m.last_applied.map_or(0, |l| l.index),
+            }
+        };
+        let before = self.leadership;
+        let step = before.observe(observed);
+        if step.step_down {
+            self.step_down();
+        }
+        self.leadership = step.next;
+        let unchanged = !step.step_down
+            && matches!(
+                (before, step.next),
+                (Leadership::Loading { .. }, Leadership::Loading { .. })
+                    | (Leadership::Active { .. }, Leadership::Active { .. })
+                    | (Leadership::Follower, Leadership::Follower)
+            );
+        if unchanged {
+            return;
+        }
+        match step.next {
+            Leadership::Loading { term, target } => {
+                self.effects_wanted.store(true, Ordering::SeqCst);
+                tracing::info!(
+                    term,
+                    target_index = target,
+                    "leading: loading the coordinator"
+                );
+                self.set_role(Role::Loading);
+            }
+            Leadership::Active { term } => {
+                self.effects_wanted.store(true, Ordering::SeqCst);
+                self.activate(term, observed.applied_index);
+            }
+            Leadership::Follower => {}
         }
     }
 
@@ -139,30 +189,8 @@ impl Runtime {
         });
     }
 
-    fn on_leader_change(&mut self, leader: Option<u64>) {
-        let leads = leader == Some(self.node.node_id());
-        let role = *self.role_tx.borrow();
-        match (leads, role) {
-            (true, Role::Follower) => {
-                self.effects_wanted.store(true, Ordering::SeqCst);
-                self.load_target = self.node.status().last_log_index.unwrap_or(0);
-                tracing::info!(
-                    target_index = self.load_target,
-                    "leading: loading the coordinator"
-                );
-                self.set_role(Role::Loading);
-                self.check_loaded();
-            }
-            (false, Role::Loading | Role::Active) => self.step_down(),
-            _ => {}
-        }
-    }
-
-    fn check_loaded(&mut self) {
-        let applied = self.node.status().applied_index.unwrap_or(0);
-        if applied < self.load_target {
-            return;
-        }
+    /// The load is done: arm the timers the applied state implies and serve.
+    fn activate(&mut self, term: u64, applied: u64) {
         let now = now_ms();
         let (timers, has_cluster_id) = self.node.read_local(|a| {
             (
@@ -174,7 +202,12 @@ impl Runtime {
         for op in timers {
             self.timers.apply(op);
         }
-        tracing::info!(timers = self.timers.len(), applied, "coordinator active");
+        tracing::info!(
+            term,
+            timers = self.timers.len(),
+            applied,
+            "coordinator active"
+        );
         self.start_lag_export();
         self.set_role(Role::Active);
         if !has_cluster_id {
