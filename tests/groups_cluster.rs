@@ -243,11 +243,11 @@ fn every_node_hands_out_producer_ids_that_never_repeat_even_across_restarts() {
 
     // A node killed and restarted reserves a fresh block: ids it handed out before (and the
     // rest of its old block) are never handed out again.
-    for i in 0..nodes.len() {
-        nodes[i].kill_and_restart();
+    for node in nodes.iter_mut() {
+        node.kill_and_restart();
         let deadline = Instant::now() + Duration::from_secs(30);
         let id = loop {
-            let answered = try_init_producer_id(&mut RawClient::connect(nodes[i].kafka));
+            let answered = try_init_producer_id(&mut RawClient::connect(node.kafka));
             if answered.error_code == 0 {
                 break answered.producer_id.0;
             }
@@ -255,8 +255,8 @@ fn every_node_hands_out_producer_ids_that_never_repeat_even_across_restarts() {
             assert!(
                 Instant::now() < deadline,
                 "node {} never answered InitProducerId: {answered:?}\n{}",
-                nodes[i].id,
-                nodes[i].log()
+                node.id,
+                node.log()
             );
             std::thread::sleep(Duration::from_millis(100));
         };
