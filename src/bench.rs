@@ -17,6 +17,7 @@ mod fsync_probe;
 mod load;
 mod members;
 pub mod offset_fetch;
+mod raft_counters;
 mod report;
 mod setup;
 mod stats;

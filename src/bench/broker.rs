@@ -40,10 +40,19 @@ impl Drop for Scratch {
     }
 }
 
+/// Started brokers as the load samples them; empty when driving a cluster it did not start.
+#[derive(Debug, Clone, Default)]
+pub struct BrokerWatch {
+    pub pids: Vec<u32>,
+    pub http: Vec<SocketAddr>,
+}
+
 /// One `cohort serve` process.
 #[derive(Debug)]
 pub struct Node {
     pub kafka: SocketAddr,
+    /// Where its `/metrics` are served.
+    pub http: SocketAddr,
     child: Child,
     log: PathBuf,
 }
@@ -88,6 +97,14 @@ impl Launched {
 
     pub fn pids(&self) -> Vec<u32> {
         self.nodes.iter().map(Node::pid).collect()
+    }
+
+    /// What the load samples over its window: the processes' CPU and their Raft counters.
+    pub fn watch(&self) -> BrokerWatch {
+        BrokerWatch {
+            pids: self.pids(),
+            http: self.nodes.iter().map(|n| n.http).collect(),
+        }
     }
 
     /// Fails if a node has exited (a crash is a result, not something to measure around).
@@ -225,9 +242,8 @@ fn spawn(
         for _ in lines {}
     });
     let mut node = Node {
-        kafka: "127.0.0.1:0"
-            .parse()
-            .map_err(|_| BenchError::Broker("address".into()))?,
+        kafka: SocketAddr::from(([127, 0, 0, 1], 0)),
+        http: SocketAddr::from(([127, 0, 0, 1], 0)),
         child,
         log,
     };
@@ -240,19 +256,23 @@ fn spawn(
             )))
         }
     };
-    node.kafka = parse_listening(&line).ok_or_else(|| {
+    (node.kafka, node.http) = parse_listening(&line).ok_or_else(|| {
         BenchError::Broker(format!("node {id} announced {line:?}, not its listeners"))
     })?;
     Ok(node)
 }
 
-/// The Kafka address of `cohort listening kafka=H:P http=H:P`.
-fn parse_listening(line: &str) -> Option<SocketAddr> {
-    line.strip_prefix("cohort listening ")?
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("kafka="))?
-        .parse()
-        .ok()
+/// The Kafka and HTTP addresses of `cohort listening kafka=H:P http=H:P`.
+fn parse_listening(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+    let words = line.strip_prefix("cohort listening ")?;
+    let find = |key: &str| {
+        words
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key))?
+            .parse()
+            .ok()
+    };
+    Some((find("kafka=")?, find("http=")?))
 }
 
 /// CPU time (user + system) a process has used so far, from `/proc/<pid>/stat`.
@@ -283,7 +303,10 @@ mod tests {
     fn listening_line_parses() {
         assert_eq!(
             parse_listening("cohort listening kafka=127.0.0.1:4001 http=127.0.0.1:4002"),
-            Some("127.0.0.1:4001".parse().unwrap())
+            Some((
+                "127.0.0.1:4001".parse().unwrap(),
+                "127.0.0.1:4002".parse().unwrap()
+            ))
         );
         assert_eq!(parse_listening("something else"), None);
     }

@@ -259,6 +259,6 @@ async fn drive(
         heartbeat_every: every(args.heartbeat_interval_ms),
         in_flight_max: (args.in_flight as usize).max(64),
     };
-    let pids = launched.map(Launched::pids).unwrap_or_default();
-    load::run(coordinator, &formed, &spec, &pids).await
+    let watch = launched.map(Launched::watch).unwrap_or_default();
+    load::run(coordinator, &formed, &spec, &watch).await
 }

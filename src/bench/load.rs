@@ -31,8 +31,9 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::StrBytes;
 use tokio::task::JoinSet;
 
-use super::broker::cpu_time;
+use super::broker::{cpu_time, BrokerWatch};
 use super::members::Member;
+use super::raft_counters::{self, RaftCounters};
 use super::setup::versions;
 use super::stats::{ErrorCounts, Latencies, Op, Summary};
 use super::wire::Conn;
@@ -92,6 +93,8 @@ pub struct LoadResult {
     /// CPU used over the window by this process (the load generator) and by the brokers.
     pub client_cpu: Option<Duration>,
     pub broker_cpu: Option<Duration>,
+    /// What Raft did over the window (started brokers only).
+    pub raft: Option<RaftCounters>,
 }
 
 impl LoadResult {
@@ -129,12 +132,13 @@ impl Window {
 }
 
 /// Runs `spec` against `coordinator` with `members` (for OffsetFetch, one "member" per group
-/// to read, its partitions the ones to ask for). `broker_pids` are sampled for CPU.
+/// to read, its partitions the ones to ask for). The watched brokers are sampled for CPU and
+/// Raft counters at the window's ends.
 pub async fn run(
     coordinator: SocketAddr,
     members: &[Member],
     spec: &LoadSpec,
-    broker_pids: &[u32],
+    watch: &BrokerWatch,
 ) -> Result<LoadResult, BenchError> {
     if members.is_empty() {
         return Err(BenchError::Setup("no members to drive".into()));
@@ -161,15 +165,18 @@ pub async fn run(
         let spec = spec.clone();
         tasks.spawn(async move { drive(conn, mine, &spec, start, window).await });
     }
-    let pids = broker_pids.to_vec();
+    let watch = watch.clone();
     let cpu = tokio::spawn(async move {
         tokio::time::sleep_until(window.start.into()).await;
-        let before = cpu_sample(&pids);
+        let before = cpu_sample(&watch.pids);
+        let raft_before = raft_counters::scrape_all(&watch.http).await;
         tokio::time::sleep_until(window.end.into()).await;
-        let after = cpu_sample(&pids);
+        let after = cpu_sample(&watch.pids);
+        let raft_after = raft_counters::scrape_all(&watch.http).await;
         (
             after.0.zip(before.0).map(|(a, b)| a.saturating_sub(b)),
             after.1.zip(before.1).map(|(a, b)| a.saturating_sub(b)),
+            raft_after.zip(raft_before).map(|(a, b)| a.since(&b)),
         )
     });
     let mut total = ConnStats::default();
@@ -189,7 +196,7 @@ pub async fn run(
         cpu.abort();
         return Err(e);
     }
-    let (client_cpu, broker_cpu) = cpu.await.unwrap_or((None, None));
+    let (client_cpu, broker_cpu, raft) = cpu.await.unwrap_or((None, None, None));
     let mut ops = BTreeMap::new();
     for (op, lat) in total.latencies {
         ops.insert(
@@ -210,6 +217,7 @@ pub async fn run(
         send_lag_max: total.send_lag_max,
         client_cpu,
         broker_cpu,
+        raft,
     })
 }
 

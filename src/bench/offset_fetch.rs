@@ -22,7 +22,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::StrBytes;
 
-use super::broker::{self, Launched};
+use super::broker::{self, BrokerWatch, Launched};
 use super::load::{self, ClosedLoop, LoadResult, LoadSpec};
 use super::members::Member;
 use super::setup::{self, code_name, versions};
@@ -93,8 +93,8 @@ pub async fn run(args: OffsetFetchArgs) -> Result<(), BenchError> {
             })
             .collect::<Result<_, _>>()?
     };
-    let pids = launched.as_ref().map(Launched::pids).unwrap_or_default();
-    let (fetch, floor) = drive(&args, &bootstrap, &pids).await?;
+    let watch = launched.as_ref().map(Launched::watch).unwrap_or_default();
+    let (fetch, floor) = drive(&args, &bootstrap, &watch).await?;
     if let Some(l) = launched.as_mut() {
         l.check_alive()?;
     }
@@ -114,7 +114,7 @@ pub async fn run(args: OffsetFetchArgs) -> Result<(), BenchError> {
 async fn drive(
     args: &OffsetFetchArgs,
     bootstrap: &[SocketAddr],
-    pids: &[u32],
+    watch: &BrokerWatch,
 ) -> Result<(LoadResult, LoadResult), BenchError> {
     let first = *bootstrap
         .first()
@@ -159,8 +159,8 @@ async fn drive(
         .take(targets.len().max(args.connections as usize))
         .cloned()
         .collect();
-    let fetch = load::run(coordinator, &spread, &spec(Op::FetchOffsets), pids).await?;
-    let floor = load::run(coordinator, &spread, &spec(Op::ApiVersions), pids).await?;
+    let fetch = load::run(coordinator, &spread, &spec(Op::FetchOffsets), watch).await?;
+    let floor = load::run(coordinator, &spread, &spec(Op::ApiVersions), watch).await?;
     Ok((fetch, floor))
 }
 

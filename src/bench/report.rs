@@ -154,6 +154,11 @@ pub fn commits(
         }
     }
     for m in measured {
+        if let Some(line) = raft_line(&m.result) {
+            let _ = writeln!(out, "raft, {}: {line}", m.label);
+        }
+    }
+    for m in measured {
         if m.result.send_lag_max > Duration::from_millis(100) {
             let _ = writeln!(
                 out,
@@ -164,6 +169,19 @@ pub fn commits(
         }
     }
     out
+}
+
+/// How the window's writes batched and what their fsyncs cost, from the brokers' metrics.
+fn raft_line(r: &LoadResult) -> Option<String> {
+    let raft = r.raft?;
+    let per_entry = raft.commands_per_entry()?;
+    Some(format!(
+        "{:.1} commands/entry, {} entries/s, {} fsyncs/s (all nodes), mean fsync {} ms",
+        per_entry,
+        rate(r, raft.entries as u64),
+        rate(r, raft.fsyncs as u64),
+        raft.fsync_mean().map_or_else(|| "-".into(), ms)
+    ))
 }
 
 /// The OffsetFetch run: the fetch load and the ApiVersions floor on the same broker.
