@@ -191,14 +191,31 @@ pub async fn find_coordinator(
 ) -> Result<SocketAddr, BenchError> {
     let deadline = Instant::now() + READY_TIMEOUT;
     let mut last = String::from("no answer");
+    // A node that has not yet heard of a fresh election names the old leader: trust an answer
+    // only once every node gives it, in two rounds in a row.
+    let mut agreed_before: Option<SocketAddr> = None;
     while Instant::now() < deadline {
+        let mut answers = Vec::with_capacity(bootstrap.len());
         for addr in bootstrap {
             match lookup(*addr, groups).await {
-                Ok(Ok(coordinator)) => return Ok(coordinator),
+                Ok(Ok(coordinator)) => answers.push(coordinator),
                 Ok(Err(why)) => last = why,
                 Err(e) => last = e.to_string(),
             }
         }
+        let agreed = match answers.split_first() {
+            Some((first, rest)) if answers.len() == bootstrap.len() => {
+                rest.iter().all(|a| a == first).then_some(*first)
+            }
+            _ => None,
+        };
+        if let Some(coordinator) = agreed.filter(|c| agreed_before == Some(*c)) {
+            return Ok(coordinator);
+        }
+        if agreed.is_none() && answers.len() == bootstrap.len() {
+            last = format!("the nodes name different coordinators: {answers:?}");
+        }
+        agreed_before = agreed;
         tokio::time::sleep(RETRY_PAUSE).await;
     }
     Err(BenchError::Setup(format!(
