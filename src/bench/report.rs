@@ -154,11 +154,24 @@ pub fn commits(
         }
     }
     for m in measured {
-        if let Some(line) = raft_line(&m.result) {
+        let r = &m.result;
+        let requests = r.op(Op::Commit).map_or(0, |c| c.ok + c.failed)
+            + r.op(Op::Heartbeat).map_or(0, |h| h.ok + h.failed);
+        if let Some(line) = cost_line(r, requests) {
+            let _ = writeln!(out, "cost, {}: {line}", m.label);
+        }
+        if let Some(line) = raft_line(r) {
             let _ = writeln!(out, "raft, {}: {line}", m.label);
         }
     }
     for m in measured {
+        if m.result.unanswered > 0 {
+            let _ = writeln!(
+                out,
+                "UNANSWERED: {}: {} requests had no answer 10 s after the window closed (the broker fell behind)",
+                m.label, m.result.unanswered
+            );
+        }
         if m.result.send_lag_max > Duration::from_millis(100) {
             let _ = writeln!(
                 out,
@@ -169,6 +182,25 @@ pub fn commits(
         }
     }
     out
+}
+
+/// CPU per request, which a busy shared machine changes far less than requests/s: it says
+/// what the same code would do with the whole machine.
+fn cost_line(r: &LoadResult, requests: u64) -> Option<String> {
+    if requests == 0 {
+        return None;
+    }
+    let per = |d: Option<Duration>| {
+        d.map_or_else(
+            || "-".into(),
+            |d| format!("{:.1}", d.as_secs_f64() * 1e6 / requests as f64),
+        )
+    };
+    Some(format!(
+        "{} µs broker CPU and {} µs load generator CPU per request",
+        per(r.broker_cpu),
+        per(r.client_cpu)
+    ))
 }
 
 /// How the window's writes batched and what their fsyncs cost, from the brokers' metrics.
@@ -225,6 +257,12 @@ pub fn offset_fetch(
     };
     row(&mut out, Op::FetchOffsets, fetch);
     row(&mut out, Op::ApiVersions, floor);
+    for (op, r) in [(Op::FetchOffsets, fetch), (Op::ApiVersions, floor)] {
+        let requests = r.op(op).map_or(0, |s| s.ok + s.failed);
+        if let Some(line) = cost_line(r, requests) {
+            let _ = writeln!(out, "cost, {}: {line}", op.name());
+        }
+    }
     let per = |op: Op, r: &LoadResult| r.op(op).map_or(0.0, |s| r.per_second(s.ok + s.failed));
     let (a, b) = (per(Op::FetchOffsets, fetch), per(Op::ApiVersions, floor));
     if b > 0.0 {
@@ -234,6 +272,16 @@ pub fn offset_fetch(
             "OffsetFetch / ApiVersions (the front end's floor): {:.2}",
             a / b
         );
+    }
+    for (op, r) in [(Op::FetchOffsets, fetch), (Op::ApiVersions, floor)] {
+        if r.unanswered > 0 {
+            let _ = writeln!(
+                out,
+                "UNANSWERED: {}: {} requests had no answer 10 s after the window closed",
+                op.name(),
+                r.unanswered
+            );
+        }
     }
     if fetch.missing_offsets > 0 {
         let _ = writeln!(
