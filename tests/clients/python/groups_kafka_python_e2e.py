@@ -1,12 +1,13 @@
 """End to end with kafka-python: 300 records over 6 partitions, three KafkaConsumers in one
-group, commits after processing each poll's records; one consumer leaves half way and the
-others take over. Every record is consumed exactly once.
+group, each polled from its own thread, commits after processing each poll's records; one
+consumer leaves half way and the others take over. Every record is consumed exactly once.
 
 usage: groups_kafka_python_e2e.py BOOTSTRAP
 Prints one JSON object; the Rust test (tests/groups_clients.rs) checks it.
 """
 import json
 import sys
+import threading
 import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -37,34 +38,65 @@ def consumer(name):
     return c
 
 
-consumers = {n: consumer(n) for n in ("k1", "k2", "k3")}
+# Each consumer is polled from its own thread, as applications run them: kafka-python 3.0
+# drops a join-and-sync that completes between two polls and joins again, so a consumer polled
+# only now and then (round-robin with others on a loaded machine) can keep rejoining.
+lock = threading.Lock()
 seen = []
-left = False
-deadline = time.time() + 90
-while time.time() < deadline and len(set(seen)) < total:
-    for name, c in list(consumers.items()):
-        batch = c.poll(timeout_ms=50, max_records=5)
+assigned = {}
+stop = threading.Event()
+leave = {n: threading.Event() for n in ("k1", "k2", "k3")}
+consumers = {n: consumer(n) for n in ("k1", "k2", "k3")}
+
+
+def run(name, c):
+    while not stop.is_set() and not leave[name].is_set():
+        batch = c.poll(timeout_ms=100, max_records=5)
         records = [r for rs in batch.values() for r in rs]
-        for r in records:
-            seen.append((r.partition, r.offset))
+        with lock:
+            seen.extend((r.partition, r.offset) for r in records)
+            assigned[name] = len(c.assignment())
         if records:
             c.commit()
-    if not left and len(seen) >= total // 2:
-        consumers.pop("k3").close(autocommit=False)
-        left = True
+    if leave[name].is_set():
+        c.close(autocommit=False)
 
+
+threads = {n: threading.Thread(target=run, args=(n, c), daemon=True) for n, c in consumers.items()}
+for t in threads.values():
+    t.start()
+
+
+def wait_for(condition, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with lock:
+            if condition():
+                return
+        time.sleep(0.05)
+
+
+wait_for(lambda: len(seen) >= total // 2, 90)
+left = len(seen) >= total // 2
+if left:
+    leave["k3"].set()
+    threads["k3"].join(30)
+    consumers.pop("k3")
+    with lock:
+        assigned.pop("k3", None)
+wait_for(lambda: len(set(seen)) >= total, 90)
 # The two left must end up sharing all six partitions.
-deadline = time.time() + 30
-while time.time() < deadline and sorted(len(c.assignment()) for c in consumers.values()) != [3, 3]:
-    for c in consumers.values():
-        c.poll(timeout_ms=50)
+wait_for(lambda: sorted(assigned.get(n, 0) for n in consumers) == [3, 3], 30)
+stop.set()
+for n in consumers:
+    threads[n].join(30)
 
 k1 = consumers["k1"]
 out = {
     "consumed": len(seen),
     "distinct": len(set(seen)),
     "left": left,
-    "after_leave": sorted(len(c.assignment()) for c in consumers.values()),
+    "after_leave": sorted(assigned.get(n, 0) for n in consumers),
     "committed": sorted((p, k1.committed(TopicPartition(topic, p))) for p in range(parts)),
 }
 for c in consumers.values():
