@@ -4,7 +4,8 @@
 //!
 //! ```text
 //!  tick ─► exporting? ─no─► forget connections
-//!            └─yes─► poller.poll() ─► feed.record_log_offsets ─► drop stale ─► feed.sample(now)
+//!            └─yes─► poller.poll(consumed partitions) ─► feed.record_log_offsets ─► drop stale
+//!                      ─► feed.sample(now)
 //! ```
 
 use std::collections::BTreeSet;
@@ -46,9 +47,10 @@ pub async fn run_exporter(
             continue;
         }
         let started = Instant::now();
+        let wanted = feed.consumed_partitions();
         let round = tokio::select! {
             _ = shutdown.changed() => return,
-            round = poller.poll() => round,
+            round = poller.poll(&wanted) => round,
         };
         metrics::histogram!(POLL_SECONDS).record(started.elapsed().as_secs_f64());
         let mut failed_now = BTreeSet::new();

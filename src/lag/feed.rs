@@ -167,6 +167,11 @@ impl LagFeed {
         }
     }
 
+    /// Every partition a tracked group has an offset on (empty while not exporting).
+    pub fn consumed_partitions(&self) -> std::collections::HashSet<TopicPartition> {
+        self.lock().tracker.consumed_partitions()
+    }
+
     /// Group partitions tracked now.
     pub fn tracked_partitions(&self) -> usize {
         self.lock().tracker.tracked_partitions()

@@ -18,7 +18,7 @@
 //! A partition not heard from for [`STALE_AFTER_ROUNDS`] rounds (its owner is down or slow)
 //! loses its log offsets, so its lag shows as unknown rather than as a stale number.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -132,29 +132,35 @@ impl LogOffsetsPoller {
             .is_some_and(|r| self.round.saturating_sub(*r) < STALE_AFTER_ROUNDS)
     }
 
-    /// One round: every partition of every topic, from wherever it lives.
-    pub async fn poll(&mut self) -> PollRound {
+    /// One round over the partitions in `wanted` (those some group consumes: the others' log
+    /// offsets show nowhere, and asking for them would open every idle partition), each from
+    /// wherever it lives.
+    pub async fn poll(&mut self, wanted: &HashSet<TopicPartition>) -> PollRound {
         self.round += 1;
         let mut local: Vec<(String, i32)> = Vec::new();
         let mut remote: BTreeMap<i32, Vec<TopicPartition>> = BTreeMap::new();
-        for spec in self.catalog.topics() {
-            for (index, assignment) in spec.partitions.iter().enumerate() {
-                let Ok(index) = i32::try_from(index) else {
-                    break;
-                };
-                let owner = assignment.leader();
-                if owner == self.local_node {
-                    local.push((spec.name.clone(), index));
-                } else {
-                    remote
-                        .entry(owner)
-                        .or_default()
-                        .push(TopicPartition::new(spec.name.clone(), index));
-                }
+        // Sorted, so each topic is looked up once and requests group a topic's partitions.
+        let mut wanted: Vec<&TopicPartition> = wanted.iter().collect();
+        wanted.sort();
+        let mut spec: Option<Arc<crate::topics::TopicSpec>> = None;
+        for tp in wanted {
+            if spec.as_ref().is_none_or(|s| s.name != tp.topic) {
+                spec = self.catalog.topic(&tp.topic);
+            }
+            // A topic or partition that no longer exists has no log offsets.
+            let Some(assignment) = spec.as_ref().and_then(|s| s.partition(tp.partition)) else {
+                continue;
+            };
+            let owner = assignment.leader();
+            if owner == self.local_node {
+                local.push((tp.topic.clone(), tp.partition));
+            } else {
+                remote.entry(owner).or_default().push(tp.clone());
             }
         }
-        // Partitions of deleted topics (or moved ones) are not kept past this round.
-        let existing: std::collections::HashSet<TopicPartition> = local
+        // Partitions of deleted topics, moved ones and ones no group consumes any more are not
+        // kept past this round.
+        let existing: HashSet<TopicPartition> = local
             .iter()
             .map(|(t, p)| TopicPartition::new(t.clone(), *p))
             .chain(remote.values().flatten().cloned())

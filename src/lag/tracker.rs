@@ -268,6 +268,14 @@ impl LagTracker {
         self.partitions
     }
 
+    /// Every partition some tracked group has an offset on: the ones whose log offsets matter.
+    pub fn consumed_partitions(&self) -> std::collections::HashSet<TopicPartition> {
+        self.groups
+            .values()
+            .flat_map(|g| g.partitions.keys().cloned())
+            .collect()
+    }
+
     /// Takes one observation of every tracked group partition and one history point per group.
     pub fn sample(&mut self, now_ms: u64) {
         let window_start = now_ms.saturating_sub(self.config.window_ms);
