@@ -194,6 +194,43 @@ fn metrics_lag_is_log_end_minus_committed_and_agrees_with_cohort_groups() {
         "a deleted group is still exported"
     );
     assert!(m.contains_key(&group_series("cohort_group_total_lag", "lag-reader")));
+
+    // Deleting one partition's offset removes that partition's series only (the coordinator
+    // feeds the tracker before it answers, so the next scrape shows it).
+    common::run_ok(
+        Command::new(env!("CARGO_BIN_EXE_cohort")).args([
+            "groups",
+            "--bootstrap-server",
+            &broker.bootstrap(),
+            "--delete-offsets",
+            "--group",
+            "lag-reader",
+            "--topic",
+            "lagged:2",
+        ]),
+        Duration::from_secs(30),
+    );
+    let m = scrape(&broker);
+    for name in [
+        "cohort_group_committed_offset",
+        "cohort_group_log_end_offset",
+        "cohort_group_lag",
+    ] {
+        assert!(!m.contains_key(&partition_series(name, "lag-reader", "lagged", 2)));
+    }
+    assert_eq!(
+        m.get(&partition_series(
+            "cohort_group_lag",
+            "lag-reader",
+            "lagged",
+            0
+        )),
+        Some(&18.0)
+    );
+    assert_eq!(
+        m.get(&group_series("cohort_group_total_lag", "lag-reader")),
+        Some(&18.0)
+    );
 }
 
 /// The `lag_live.py` child: a producer and a consumer driven over stdin.
