@@ -1,7 +1,8 @@
 //! Lag on `/metrics` of a live `cohort serve`, with the workload made by real clients
 //! (confluent-kafka): the exported figures are log end minus committed offset for every
 //! partition and agree with `cohort groups --describe`; the lag status follows a consumer that
-//! pauses and resumes (OK → STOPPED → OK).
+//! pauses and resumes (OK → STOPPED → OK), and one that keeps committing the same offset
+//! while behind (STALLED).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -296,7 +297,7 @@ impl Drop for Live {
 }
 
 #[test]
-fn lag_status_goes_ok_stopped_ok_when_a_consumer_pauses_and_resumes() {
+fn lag_status_follows_a_consumer_that_pauses_stalls_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let broker = Cohort::start(&dir.path().join("data"), &FAST_LAG);
     let mut live = Live::start(&broker, "live", "live-readers");
@@ -341,5 +342,38 @@ fn lag_status_goes_ok_stopped_ok_when_a_consumer_pauses_and_resumes() {
         m.get(&status) == Some(&0.0)
     });
     assert!(m[&committed] > stopped_at, "no commit after resuming");
+
+    // Stalled: fetching stops but the same offset is committed again and again. Only a
+    // tracker that sees every commit can tell this from STOPPED.
+    live.command("stall", "STALLED");
+    let commits_before = m["cohort_group_commits_total{result=\"ok\"}"];
+    let m = scrape_until(
+        &broker,
+        Duration::from_secs(20),
+        "STALLED while re-committing",
+        |m| m.get(&status) == Some(&2.0),
+    );
+    let stalled_at = m[&committed];
+    assert!(m[&lag] > 0.0);
+    std::thread::sleep(Duration::from_millis(500));
+    let m = scrape(&broker);
+    assert_eq!(m[&committed], stalled_at, "a stalled consumer moved");
+    assert!(
+        m["cohort_group_commits_total{result=\"ok\"}"] > commits_before + 5.0,
+        "the stalled consumer is not committing"
+    );
+    assert_eq!(
+        m.get(&status),
+        Some(&2.0),
+        "STALLED holds while re-committing"
+    );
+
+    live.command("resume", "RESUMED");
+    scrape_until(
+        &broker,
+        Duration::from_secs(20),
+        "OK after the stall",
+        |m| m.get(&status) == Some(&0.0),
+    );
     live.quit();
 }

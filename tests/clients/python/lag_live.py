@@ -5,9 +5,11 @@ A producer thread writes a burst of 5 records to TOPIC every 300 ms. The consume
 reads and commits what it read right away, so its lag keeps dropping to zero. Commands, one per
 line on stdin:
   pause   stop fetching and committing (Consumer.pause: the member stays in the group)
+  stall   stop fetching but keep committing the same offsets every 100 ms
   resume  fetch and commit again
   quit    (or end of input) close and exit
-It prints READY once it has committed once, and PAUSED / RESUMED when a command took effect.
+It prints READY once it has committed once, and PAUSED / STALLED / RESUMED when a command took
+effect.
 """
 import queue
 import sys
@@ -57,6 +59,8 @@ threading.Thread(target=produce, daemon=True).start()
 threading.Thread(target=read_commands, daemon=True).start()
 
 paused = False
+stalled = False
+last_stall_commit = 0.0
 ready = False
 deadline = time.time() + 30
 while True:
@@ -70,10 +74,18 @@ while True:
         consumer.pause(consumer.assignment())
         paused = True
         print("PAUSED", flush=True)
+    elif command == "stall":
+        consumer.pause(consumer.assignment())
+        paused = stalled = True
+        print("STALLED", flush=True)
     elif command == "resume":
         consumer.resume(consumer.assignment())
-        paused = False
+        paused = stalled = False
         print("RESUMED", flush=True)
+    if stalled and time.time() - last_stall_commit > 0.1:
+        # Explicit offsets: librdkafka sends the commit even though nothing moved.
+        consumer.commit(offsets=consumer.position(consumer.assignment()), asynchronous=False)
+        last_stall_commit = time.time()
     msgs = consumer.consume(num_messages=100, timeout=0.05)
     got = any(m.error() is None for m in msgs)
     if got and not paused:
