@@ -24,7 +24,7 @@ pub(crate) fn delete_groups(state: &CoordinatorState, c: &DeleteGroups) -> Outco
             match state.groups.get(group_id.as_str()) {
                 None => Err(ErrorKind::GroupIdNotFound),
                 Some(entry) => {
-                    let group_state = entry.group.as_ref().map_or(GroupState::Empty, |g| g.state);
+                    let group_state = state.group_store.state(entry.group);
                     if group_state != GroupState::Empty {
                         Err(ErrorKind::NonEmptyGroup)
                     } else {
@@ -136,10 +136,8 @@ pub(crate) fn list_groups(state: &CoordinatorState, c: &ListGroups) -> ReadOutco
             .groups
             .iter()
             .filter_map(|(group_id, entry)| {
-                let (group_state, protocol_type) = match &entry.group {
-                    Some(g) => (g.state, g.protocol_type.clone().unwrap_or_default()),
-                    None => (GroupState::Empty, String::new()),
-                };
+                let group_state = state.group_store.state(entry.group);
+                let protocol_type = state.group_store.protocol_type(entry.group).to_owned();
                 let wanted = states.is_empty()
                     || states
                         .iter()

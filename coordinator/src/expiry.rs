@@ -20,6 +20,7 @@ use crate::outcome::{Outcome, TimerKey, TimerOp};
 use crate::record::Record;
 use crate::reply::Reply;
 use crate::state::CoordinatorState;
+use std::borrow::Cow;
 
 /// The instant retention counts from, for one offset of this group; `None`: never expires.
 fn base_timestamp(group: &ClassicGroup, value: &OffsetCommitValue) -> Option<TimestampMs> {
@@ -49,16 +50,12 @@ pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
     let retention_ms = state.config.offsets_retention_ms;
     let mut records = Vec::new();
     for (group_id, entry) in state.groups.iter() {
-        let simple;
-        let group: &ClassicGroup = match &entry.group {
-            Some(g) => g,
-            None => {
-                simple = ClassicGroup::new(TimestampMs(0));
-                &simple
-            }
-        };
+        let group = state
+            .group_store
+            .group(entry.group)
+            .unwrap_or_else(|| Cow::Owned(ClassicGroup::new(TimestampMs(0))));
         let subscribed = group.subscribed_topics();
-        if !may_expire(group, subscribed.is_some()) {
+        if !may_expire(&group, subscribed.is_some()) {
             continue;
         }
         let mut all_expired = true;
@@ -66,7 +63,7 @@ pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
             let expired = !group.is_subscribed_to(topic, subscribed.as_ref())
                 && match value.expire_timestamp {
                     Some(expire) => now >= expire,
-                    None => base_timestamp(group, &value)
+                    None => base_timestamp(&group, &value)
                         .is_some_and(|base| now.0.saturating_sub(base.0) >= retention_ms),
                 };
             if expired {

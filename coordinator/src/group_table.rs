@@ -5,15 +5,17 @@
 //!     .chunks: Vec<Chunk>                in id order: every id of a chunk sorts below the next's
 //!        Chunk.first_key: u64            8 bytes of the chunk's first id past the table's `skip`
 //!        Chunk.names: String             the chunk's ids, concatenated in id order
-//!        Chunk.keys: Vec<u32>            4 bytes of each id past the chunk's own shared prefix
-//!        Chunk.slots: Vec<Slot<V>>       one per group, in id order, at most CHUNK_MAX
-//!             Slot { name_end, value }   its id is names[previous name_end .. name_end]
+//!        Chunk.index: Vec<IdIndex>       per group, in id order:
+//!             IdIndex { key, end }       4 bytes of its id past the chunk's shared prefix;
+//!                                        its id is names[previous end .. end]
+//!        Chunk.values: Vec<V>            one per group, in id order, at most CHUNK_MAX
 //! ```
 //!
 //! Why not `BTreeMap<GroupId, V>`: with one offset per group the map itself was the cost
 //! (205 bytes a group, measured): a `String` key is 24 bytes plus a heap block of its own
 //! (32 bytes for a 21-byte id), and B-tree leaves filled in key order, as a snapshot restore
-//! fills them, stay about half empty. Here an id costs its bytes plus 12; a chunk filled in
+//! fills them, stay about half empty. Here an id costs its bytes plus 8 (its 4-byte key and
+//! 4-byte end, kept apart from the values so that an 8-aligned value gets no padding); a chunk filled in
 //! key order is closed full (see `make_room`) and buffers grow by an eighth, so slack stays
 //! small whatever the order.
 //!
@@ -30,13 +32,9 @@ const CHUNK_MAX: usize = 64;
 /// A chunk this small is merged into a neighbour, so deletions cannot leave the table as
 /// many nearly-empty chunks.
 const CHUNK_MERGE_BELOW: usize = CHUNK_MAX / 4;
-
-#[derive(Clone)]
-struct Slot<V> {
-    /// End of this group's id in `Chunk::names`; it starts where the previous one ends.
-    name_end: usize,
-    value: V,
-}
+/// Longest id the table stores: a chunk's ids then always fit the `u32` ends. Decide refuses
+/// ids over `Config::group_id_max_bytes` (1 KiB by default) long before this.
+pub(crate) const ID_MAX_BYTES: usize = (u32::MAX as usize) / (CHUNK_MAX + 1);
 
 #[derive(Clone)]
 struct Chunk<V> {
@@ -45,11 +43,21 @@ struct Chunk<V> {
     first_key: u64,
     /// Length of a prefix all of this chunk's ids share (the longest when last computed).
     skip: usize,
-    /// `key4` of each id past `skip`, in slot order: most comparisons of a search within the
-    /// chunk end on these 4 bytes, in one small contiguous array.
-    keys: Vec<u32>,
+    /// One per group, in id order.
+    index: Vec<IdIndex>,
     names: String,
-    slots: Vec<Slot<V>>,
+    values: Vec<V>,
+}
+
+/// Where a group's id is, and its search key. Kept apart from the values: in one array of 8
+/// bytes a group, and an 8-aligned value next to a `u32` would be padded by 4.
+#[derive(Clone, Copy)]
+struct IdIndex {
+    /// `key4` of the id past the chunk's `skip`: most comparisons of a search within the
+    /// chunk end on these 4 bytes, in one small contiguous array.
+    key: u32,
+    /// End of the id in `names`; it starts where the previous one ends.
+    end: u32,
 }
 
 /// The first bytes of `suffix`, zero-padded, as a big-endian number. When two ids share a
@@ -91,27 +99,31 @@ impl<V> Chunk<V> {
         Chunk {
             first_key: 0,
             skip: 0,
-            keys: Vec::new(),
+            index: Vec::new(),
             names: String::new(),
-            slots: Vec::new(),
+            values: Vec::new(),
         }
     }
 
     fn len(&self) -> usize {
-        self.slots.len()
+        self.values.len()
+    }
+
+    fn name_end(&self, at: usize) -> usize {
+        self.index.get(at).map_or(0, |i| i.end as usize)
     }
 
     fn name_start(&self, at: usize) -> usize {
         match at.checked_sub(1) {
             None => 0,
-            Some(previous) => self.slots.get(previous).map_or(0, |s| s.name_end),
+            Some(previous) => self.name_end(previous),
         }
     }
 
     /// The id at `at` as bytes, for comparisons: `str` orders by bytes, and this skips the
     /// char-boundary checks of slicing a `str`.
     fn name_bytes(&self, at: usize) -> &[u8] {
-        let end = self.slots.get(at).map_or(0, |s| s.name_end);
+        let end = self.name_end(at);
         self.names
             .as_bytes()
             .get(self.name_start(at)..end)
@@ -119,8 +131,10 @@ impl<V> Chunk<V> {
     }
 
     fn first_name(&self) -> &[u8] {
-        let end = self.slots.first().map_or(0, |s| s.name_end);
-        self.names.as_bytes().get(..end).unwrap_or_default()
+        self.names
+            .as_bytes()
+            .get(..self.name_end(0))
+            .unwrap_or_default()
     }
 
     fn last_name(&self) -> &[u8] {
@@ -145,10 +159,12 @@ impl<V> Chunk<V> {
     /// ids being sorted) and every key.
     fn refresh_keys(&mut self) {
         self.skip = common_prefix_len(self.first_name(), self.last_name());
-        let keys: Vec<u32> = (0..self.len())
-            .map(|at| key4(past(self.name_bytes(at), self.skip)))
-            .collect();
-        self.keys = keys;
+        for at in 0..self.len() {
+            let key = key4(past(self.name_bytes(at), self.skip));
+            if let Some(i) = self.index.get_mut(at) {
+                i.key = key;
+            }
+        }
     }
 
     /// Where `name` is (`Ok`) or would be inserted (`Err`).
@@ -161,8 +177,8 @@ impl<V> Chunk<V> {
         let (mut low, mut high) = (0, self.len());
         while low < high {
             let mid = low + (high - low) / 2;
-            let order = match (key, self.keys.get(mid)) {
-                (Some(key), Some(mid_key)) => mid_key.cmp(&key),
+            let order = match (key, self.index.get(mid)) {
+                (Some(key), Some(i)) => i.key.cmp(&key),
                 _ => Ordering::Equal,
             }
             .then_with(|| self.name_bytes(mid).cmp(name));
@@ -175,35 +191,30 @@ impl<V> Chunk<V> {
         Err(low)
     }
 
+    /// `name` is at most `ID_MAX_BYTES` long and the chunk holds fewer than `CHUNK_MAX` ids,
+    /// so every end fits a `u32`.
     fn insert(&mut self, at: usize, name: &str, value: V) {
-        if let Some(more) = grow_gently(self.len(), self.slots.capacity(), 1, 4) {
-            self.slots.reserve_exact(more);
+        if let Some(more) = grow_gently(self.len(), self.values.capacity(), 1, 4) {
+            self.values.reserve_exact(more);
+            self.index.reserve_exact(more);
         }
         if let Some(more) = grow_gently(self.names.len(), self.names.capacity(), name.len(), 32) {
             self.names.reserve_exact(more);
         }
         let start = self.name_start(at);
+        let len = u32::try_from(name.len()).unwrap_or(u32::MAX);
         self.names.insert_str(start, name);
-        for slot in self.slots.get_mut(at..).unwrap_or_default() {
-            slot.name_end += name.len();
+        for later in self.index.get_mut(at..).unwrap_or_default() {
+            later.end += len;
         }
-        self.slots.insert(
-            at,
-            Slot {
-                name_end: start + name.len(),
-                value,
-            },
-        );
+        let end = u32::try_from(start + name.len()).unwrap_or(u32::MAX);
+        let key = key4(past(name.as_bytes(), self.skip));
+        self.index.insert(at, IdIndex { key, end });
+        self.values.insert(at, value);
         let at_an_end = at == 0 || at + 1 == self.len();
         let shared = common_prefix_len(self.first_name(), self.last_name());
         if self.len() == 1 || (at_an_end && shared < self.skip) {
             self.refresh_keys();
-        } else {
-            if let Some(more) = grow_gently(self.keys.len(), self.keys.capacity(), 1, 4) {
-                self.keys.reserve_exact(more);
-            }
-            let key = key4(past(name.as_bytes(), self.skip));
-            self.keys.insert(at.min(self.keys.len()), key);
         }
     }
 
@@ -212,34 +223,34 @@ impl<V> Chunk<V> {
             return None;
         }
         let start = self.name_start(at);
-        let slot = self.slots.remove(at);
-        let len = slot.name_end - start;
-        self.names.replace_range(start..slot.name_end, "");
-        for later in self.slots.get_mut(at..).unwrap_or_default() {
-            later.name_end -= len;
+        let end = self.index.remove(at).end;
+        let value = self.values.remove(at);
+        let len = end - u32::try_from(start).unwrap_or(end);
+        self.names.replace_range(start..end as usize, "");
+        for later in self.index.get_mut(at..).unwrap_or_default() {
+            later.end -= len;
         }
-        if at < self.keys.len() {
-            self.keys.remove(at);
-        }
-        Some(slot.value)
+        Some(value)
     }
 
     /// Moves the groups from `at` on into a new chunk.
     fn split_off(&mut self, at: usize, table_skip: usize) -> Chunk<V> {
         let start = self.name_start(at);
         let names = self.names.split_off(start);
-        let mut slots = self.slots.split_off(at);
-        for slot in &mut slots {
-            slot.name_end -= start;
+        let values = self.values.split_off(at);
+        let mut index = self.index.split_off(at);
+        let start = u32::try_from(start).unwrap_or(0);
+        for i in &mut index {
+            i.end -= start;
         }
         self.refresh_keys();
         self.shrink();
         let mut right = Chunk {
             first_key: 0,
             skip: 0,
-            keys: Vec::new(),
+            index,
             names,
-            slots,
+            values,
         };
         right.refresh_keys();
         right.refresh_first_key(table_skip);
@@ -248,27 +259,32 @@ impl<V> Chunk<V> {
 
     /// Appends `other`, whose ids all sort after this chunk's.
     fn append(&mut self, other: Chunk<V>) {
-        let base = self.names.len();
+        let base = u32::try_from(self.names.len()).unwrap_or(0);
         self.names.push_str(&other.names);
-        self.slots.extend(other.slots.into_iter().map(|slot| Slot {
-            name_end: slot.name_end + base,
-            value: slot.value,
+        self.index.extend(other.index.iter().map(|i| IdIndex {
+            key: i.key,
+            end: i.end + base,
         }));
+        self.values.extend(other.values);
         self.refresh_keys();
     }
 
     fn shrink(&mut self) {
         self.names.shrink_to_fit();
-        self.slots.shrink_to_fit();
-        self.keys.shrink_to_fit();
+        self.index.shrink_to_fit();
+        self.values.shrink_to_fit();
     }
 
     fn iter(&self) -> impl Iterator<Item = (&str, &V)> + '_ {
-        self.slots.iter().scan(0, move |start, slot| {
-            let name = self.names.get(*start..slot.name_end).unwrap_or_default();
-            *start = slot.name_end;
-            Some((name, &slot.value))
-        })
+        self.index
+            .iter()
+            .zip(&self.values)
+            .scan(0, move |start, (i, value)| {
+                let end = i.end as usize;
+                let name = self.names.get(*start..end).unwrap_or_default();
+                *start = end;
+                Some((name, value))
+            })
     }
 }
 
@@ -321,27 +337,26 @@ impl<V> GroupTable<V> {
         let (chunk, Ok(at)) = self.locate(name)? else {
             return None;
         };
-        self.chunks.get(chunk)?.slots.get(at).map(|s| &s.value)
+        self.chunks.get(chunk)?.values.get(at)
     }
 
     pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut V> {
         let (chunk, Ok(at)) = self.locate(name)? else {
             return None;
         };
-        self.chunks
-            .get_mut(chunk)?
-            .slots
-            .get_mut(at)
-            .map(|s| &mut s.value)
+        self.chunks.get_mut(chunk)?.values.get_mut(at)
     }
 
-    /// The value under `name`, inserted with `make` if absent. Always `Some`: the `Option`
-    /// only spares callers a panic path for a slot that was just located or made.
+    /// The value under `name`, inserted with `make` if absent. `None` only for an id over
+    /// `ID_MAX_BYTES`, which is never stored.
     pub(crate) fn get_or_insert_with(
         &mut self,
         name: &str,
         make: impl FnOnce() -> V,
     ) -> Option<&mut V> {
+        if name.len() > ID_MAX_BYTES {
+            return None;
+        }
         let located = self.locate(name);
         let skip = if self.len == 0 {
             name.len()
@@ -349,14 +364,7 @@ impl<V> GroupTable<V> {
             common_prefix_len(self.prefix(), name.as_bytes())
         };
         let (chunk, at) = match located {
-            Some((chunk, Ok(at))) => {
-                return self
-                    .chunks
-                    .get_mut(chunk)?
-                    .slots
-                    .get_mut(at)
-                    .map(|s| &mut s.value)
-            }
+            Some((chunk, Ok(at))) => return self.chunks.get_mut(chunk)?.values.get_mut(at),
             Some((chunk, Err(at))) => self.make_room(chunk, at),
             None => {
                 self.chunks.push(Chunk::new());
@@ -378,7 +386,7 @@ impl<V> GroupTable<V> {
             // exactly full, and the next id starts a chunk of its own (`make_room`).
             c.shrink();
         }
-        c.slots.get_mut(at).map(|s| &mut s.value)
+        c.values.get_mut(at)
     }
 
     /// Where a new group goes that `locate` placed at position `at` of chunk `chunk`: there,
@@ -426,7 +434,7 @@ impl<V> GroupTable<V> {
             self.chunks.remove(chunk);
         } else if c.len() < CHUNK_MERGE_BELOW {
             self.merge_with_neighbour(chunk);
-        } else if c.slots.capacity() >= 2 * c.len() {
+        } else if c.values.capacity() >= 2 * c.len() {
             c.shrink();
         }
         Some(value)
@@ -457,9 +465,7 @@ impl<V> GroupTable<V> {
     }
 
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> + '_ {
-        self.chunks
-            .iter()
-            .flat_map(|c| c.slots.iter().map(|s| &s.value))
+        self.chunks.iter().flat_map(|c| c.values.iter())
     }
 }
 
@@ -496,13 +502,13 @@ mod tests {
         for chunk in &table.chunks {
             assert!(chunk.len() > 0 && chunk.len() <= CHUNK_MAX);
             assert_eq!(chunk.first_key, key8(past(chunk.first_name(), table.skip)));
-            assert_eq!(chunk.keys.len(), chunk.len());
+            assert_eq!(chunk.index.len(), chunk.len());
             let chunk_prefix = chunk.first_name().get(..chunk.skip).unwrap();
             for at in 0..chunk.len() {
                 let name = chunk.name_bytes(at);
                 assert!(name.starts_with(&prefix));
                 assert!(name.starts_with(chunk_prefix));
-                assert_eq!(chunk.keys[at], key4(past(name, chunk.skip)));
+                assert_eq!(chunk.index[at].key, key4(past(name, chunk.skip)));
             }
         }
     }
@@ -572,7 +578,8 @@ mod tests {
         assert_eq!(table.chunks.len(), 10);
         for chunk in &table.chunks {
             assert_eq!(chunk.len(), CHUNK_MAX);
-            assert_eq!(chunk.slots.capacity(), CHUNK_MAX);
+            assert_eq!(chunk.values.capacity(), CHUNK_MAX);
+            assert_eq!(chunk.index.capacity(), CHUNK_MAX);
             assert_eq!(chunk.names.capacity(), chunk.names.len());
         }
         // In reverse order too.

@@ -33,6 +33,7 @@ pub mod outcome;
 pub mod record;
 pub mod reply;
 pub mod state;
+mod stored_group;
 pub mod subscription;
 mod vote;
 

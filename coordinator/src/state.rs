@@ -8,15 +8,17 @@ use crate::ids::{GroupId, PartitionIndex, TimestampMs};
 use crate::offsets::index::{GroupOffsets, OffsetCommitValue, TopicInterner};
 use crate::outcome::{Outcome, ReadOutcome, TimerKey, TimerOp};
 use crate::record::Record;
+use crate::stored_group::{GroupRef, GroupStore};
 use crate::{admin, expiry, membership, offsets};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// One group: its membership state (absent for a simple, offset-only group) and its offsets.
-/// An entry exists while either is present.
+/// One group: its membership state (none for a simple, offset-only group; see
+/// `stored_group.rs` for how it is held) and its offsets. An entry exists while either is
+/// present.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GroupEntry {
-    pub(crate) group: Option<Box<ClassicGroup>>,
+    pub(crate) group: GroupRef,
     pub(crate) offsets: GroupOffsets,
 }
 
@@ -33,6 +35,8 @@ pub(crate) struct GroupEntry {
 pub struct CoordinatorState {
     pub(crate) config: Config,
     pub(crate) groups: GroupTable<GroupEntry>,
+    /// The group records that are not idle, which `GroupEntry::group` points into.
+    pub(crate) group_store: GroupStore,
     pub(crate) topics: TopicInterner,
 }
 
@@ -41,6 +45,7 @@ impl CoordinatorState {
         CoordinatorState {
             config,
             groups: GroupTable::default(),
+            group_store: GroupStore::default(),
             topics: TopicInterner::default(),
         }
     }
@@ -118,7 +123,7 @@ impl CoordinatorState {
                     entry
                         .offsets
                         .remove(&mut self.topics, topic.as_str(), *partition);
-                    if entry.group.is_none() && entry.offsets.is_empty() {
+                    if !entry.group.is_some() && entry.offsets.is_empty() {
                         self.groups.remove(group_id.as_str());
                     }
                 }
@@ -131,7 +136,7 @@ impl CoordinatorState {
                     .groups
                     .get_or_insert_with(group_id.as_str(), GroupEntry::default)
                 {
-                    entry.group = Some(group.clone());
+                    self.group_store.put(&mut entry.group, group);
                 }
             }
             Record::GroupMetadata {
@@ -139,7 +144,7 @@ impl CoordinatorState {
                 value: None,
             } => {
                 if let Some(entry) = self.groups.get_mut(group_id.as_str()) {
-                    entry.group = None;
+                    self.group_store.remove(&mut entry.group);
                     if entry.offsets.is_empty() {
                         self.groups.remove(group_id.as_str());
                     }
@@ -166,10 +171,13 @@ impl CoordinatorState {
     pub fn snapshot_records(&self) -> impl Iterator<Item = Record> + '_ {
         self.groups.iter().flat_map(move |(group_id, entry)| {
             let group_id = GroupId::from(group_id);
-            let group = entry.group.as_ref().map(|g| Record::GroupMetadata {
-                group_id: group_id.clone(),
-                value: Some(g.clone()),
-            });
+            let group = self
+                .group_store
+                .group(entry.group)
+                .map(|g| Record::GroupMetadata {
+                    group_id: group_id.clone(),
+                    value: Some(Box::new(g.into_owned())),
+                });
             let offsets = entry
                 .offsets
                 .iter(&self.topics)
@@ -189,7 +197,10 @@ impl CoordinatorState {
     pub fn timers_to_arm(&self, now_ms: TimestampMs) -> Vec<TimerOp> {
         let mut timers = Vec::new();
         for (group_id, entry) in self.groups.iter() {
-            let Some(group) = &entry.group else { continue };
+            let Some(group) = self.group_store.full_group(entry.group) else {
+                // No record, or an idle one: no member and no deadline, nothing to arm.
+                continue;
+            };
             membership::timers::arm_all(
                 &GroupId::from(group_id),
                 group,
@@ -209,8 +220,8 @@ impl CoordinatorState {
     /// (offsets only), an Empty group with no protocol type, as Kafka materialises one.
     pub(crate) fn classic_group(&self, group_id: &GroupId) -> Option<Cow<'_, ClassicGroup>> {
         let entry = self.groups.get(group_id.as_str())?;
-        match &entry.group {
-            Some(group) => Some(Cow::Borrowed(group)),
+        match self.group_store.group(entry.group) {
+            Some(group) => Some(group),
             None => Some(Cow::Owned(ClassicGroup::new(TimestampMs(0)))),
         }
     }
@@ -253,14 +264,15 @@ impl CoordinatorState {
             .flat_map(move |entry| entry.offsets.iter(&self.topics))
     }
 
-    /// A group's recorded state, if it has one (simple groups have none).
-    pub fn group(&self, group_id: &GroupId) -> Option<&ClassicGroup> {
+    /// A group's recorded state, if it has one (simple groups have none). Borrowed, except
+    /// for a group with no member, which is held compactly and rebuilt here.
+    pub fn group(&self, group_id: &GroupId) -> Option<Cow<'_, ClassicGroup>> {
         self.group_by_id(group_id.as_str())
     }
 
     /// `group`, for the `&str` ids that `group_states` and `committed_offsets` yield.
-    pub fn group_by_id(&self, group_id: &str) -> Option<&ClassicGroup> {
-        self.groups.get(group_id)?.group.as_deref()
+    pub fn group_by_id(&self, group_id: &str) -> Option<Cow<'_, ClassicGroup>> {
+        self.group_store.group(self.groups.get(group_id)?.group)
     }
 
     /// Number of groups, simple ones included.
@@ -277,7 +289,7 @@ impl CoordinatorState {
     pub fn group_states(&self) -> impl Iterator<Item = (&str, GroupState)> + '_ {
         self.groups
             .iter()
-            .map(|(id, e)| (id, e.group.as_ref().map_or(GroupState::Empty, |g| g.state)))
+            .map(|(id, e)| (id, self.group_store.state(e.group)))
     }
 
     /// A form that does not depend on interning order, for equality.
@@ -290,14 +302,14 @@ impl CoordinatorState {
                     .iter(&self.topics)
                     .map(|(t, p, v)| ((t.to_owned(), p), v))
                     .collect();
-                (id, (e.group.as_deref(), offsets))
+                (id, (self.group_store.group(e.group), offsets))
             })
             .collect()
     }
 }
 
 type CanonicalGroup<'a> = (
-    Option<&'a ClassicGroup>,
+    Option<Cow<'a, ClassicGroup>>,
     BTreeMap<(String, PartitionIndex), OffsetCommitValue>,
 );
 

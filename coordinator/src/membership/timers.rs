@@ -23,7 +23,7 @@ pub(crate) fn decide(state: &CoordinatorState, key: &TimerKey, now: TimestampMs)
     let Some(start) = state.group(group_id) else {
         return Outcome::reply(Reply::Done);
     };
-    let mut group = start.clone();
+    let mut group = ClassicGroup::clone(&start);
     let mut fx = Effects::new(group_id, now, &state.config);
     match key {
         TimerKey::JoinPhase { generation, .. } => {
@@ -88,7 +88,7 @@ pub(crate) fn decide(state: &CoordinatorState, key: &TimerKey, now: TimestampMs)
         }
         TimerKey::OffsetsRetention => {}
     }
-    fx.finish(start, group, Reply::Done)
+    fx.finish(&start, group, Reply::Done)
 }
 
 /// Kafka's `tryCompleteInitialRebalanceElseSchedule` for the initial delay, else the

@@ -72,8 +72,7 @@ pub(crate) fn decide(state: &CoordinatorState, c: &CommitOffsets) -> Outcome {
     if let Ok(Some(member_id)) = &group_check {
         let session = state
             .group(&c.group_id)
-            .and_then(|g| g.members.get(member_id))
-            .map(|m| m.session_timeout_ms);
+            .and_then(|g| g.members.get(member_id).map(|m| m.session_timeout_ms));
         if let Some(session) = session {
             fx.set_heartbeat(member_id, session);
         }

@@ -6,6 +6,7 @@
 
 use bytes::Bytes;
 use coordinator::*;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 pub const GROUP: &str = "g";
@@ -450,7 +451,7 @@ impl Harness {
         r.groups[0].topics[0].partitions[0].offset.0
     }
 
-    pub fn group(&self) -> &ClassicGroup {
+    pub fn group(&self) -> Cow<'_, ClassicGroup> {
         self.state.group(&GROUP.into()).expect("group exists")
     }
 
