@@ -2,7 +2,7 @@
 //! transport, same key-value application. Prints figures; asserts nothing.
 //!
 //! ```text
-//! cargo run -p raft-meta --release --example bakeoff -- [--quick] [--only write|space|replay|failover]
+//! cargo run -p raft-meta --release --example bakeoff -- [--quick] [--only write|space|replay|failover|failover-processes]
 //!     [--store sled|segments] [--in-flight N] [--kills N] [--keys N]
 //! ```
 //!
@@ -12,6 +12,8 @@
 //! - replay: restart of a node holding a 1M-key snapshot plus a 100 MiB log tail: MB/s.
 //! - failover: kill the leader of 3 nodes holding the keys (1M, or `--keys`), time to the first
 //!   acknowledged write on the new leader; `--kills` times (5 by default), p50/p90/p99/max.
+//! - failover-processes (only with `--only`): the same with three `raft-meta-kvnode`
+//!   processes and SIGKILL (`cargo build -p raft-meta --release --bins` first).
 //!
 //! Every section ends with the fdatasync p50/p99 it saw (the disk is shared and noisy).
 
@@ -562,6 +564,217 @@ async fn section_failover(quick: bool) {
     fsync_line("failover");
 }
 
+/// One line-protocol request to a `raft-meta-kvnode` on a fresh connection (2 s deadlines).
+async fn kv_ask(addr: &str, line: &str) -> Option<String> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let exchange = async {
+        let stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+        stream.set_nodelay(true).ok()?;
+        let mut stream = tokio::io::BufReader::new(stream);
+        stream
+            .get_mut()
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .ok()?;
+        let mut answer = String::new();
+        match stream.read_line(&mut answer).await {
+            Ok(n) if n > 0 => Some(answer.trim_end().to_owned()),
+            _ => None,
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(2), exchange)
+        .await
+        .ok()
+        .flatten()
+}
+
+fn kv_field(status: &str, field: &str) -> Option<u64> {
+    status
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{field}=")))
+        .and_then(|v| v.parse().ok())
+}
+
+fn free_addr() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string()
+}
+
+/// Failover of three `raft-meta-kvnode` processes (the binary next to this example's
+/// directory: `cargo build -p raft-meta --release --bins --example bakeoff`), the leader
+/// killed with SIGKILL: no shared runtime, no in-process shutdown, what a deployment sees.
+async fn section_failover_processes(quick: bool) {
+    let keys: u64 = numeric_flag("--keys").unwrap_or(if quick { 20_000 } else { 1_000_000 });
+    let kills = numeric_flag("--kills").unwrap_or(if quick { 3 } else { 20 }) as usize;
+    let bin = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("raft-meta-kvnode");
+    assert!(
+        bin.exists(),
+        "{} missing: cargo build -p raft-meta --release --bins",
+        bin.display()
+    );
+    let t = Tuning::default();
+    println!("\n## failover, processes: 3 raft-meta-kvnode processes holding {keys} keys, leader SIGKILLed {kills} times, time to the first acknowledged write on the new leader (heartbeat {} ms, lease {} ms, spread {} ms)", t.heartbeat_ms, t.election_timeout_max_ms, t.election_timeout_min_ms);
+    println!("| store | elections | kills | p50 s | p90 s | p99 s | max s |");
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    for (store, elections) in stores()
+        .into_iter()
+        .flat_map(|s| ["openraft", "pre-vote"].into_iter().map(move |e| (s, e)))
+    {
+        let tmp = tempfile::tempdir().unwrap();
+        let raft: Vec<String> = (0..3).map(|_| free_addr()).collect();
+        let client: Vec<String> = (0..3).map(|_| free_addr()).collect();
+        let peers = raft
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("{}={a}", i + 1))
+            .collect::<Vec<_>>()
+            .join(",");
+        let spawn = |i: usize| {
+            std::process::Command::new(&bin)
+                .args(["--id", &(i + 1).to_string()])
+                .arg("--dir")
+                .arg(tmp.path().join(format!("n{}", i + 1)))
+                .args(["--store", store.name(), "--listen", &raft[i]])
+                .args(["--client", &client[i], "--bootstrap", "cluster"])
+                .args(["--peers", &peers, "--snapshot-every", "5000"])
+                .args(["--elections", elections])
+                .env("RUST_LOG", "off")
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        let mut procs: Vec<Option<std::process::Child>> = (0..3).map(|i| Some(spawn(i))).collect();
+        let leader_of = |client: Vec<String>| async move {
+            for addr in &client {
+                if let Some(l) = kv_ask(addr, "STATUS")
+                    .await
+                    .and_then(|s| kv_field(&s, "leader"))
+                {
+                    return Some(l as usize - 1);
+                }
+            }
+            None
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut li = loop {
+            if let Some(i) = leader_of(client.clone()).await {
+                break i;
+            }
+            assert!(Instant::now() < deadline, "no leader");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        // Load the keys: 128 connections, one PUT in flight each.
+        let per_writer = keys / 128;
+        let mut tasks = Vec::new();
+        for w in 0..128u64 {
+            let addr = client[li].clone();
+            tasks.push(tokio::spawn(async move {
+                use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+                let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+                let mut stream = tokio::io::BufReader::new(stream);
+                let mut answer = String::new();
+                for i in 0..per_writer {
+                    let line = format!("PUT key-{w:04}-{i:012} offset:000000042\n");
+                    stream.get_mut().write_all(line.as_bytes()).await.unwrap();
+                    answer.clear();
+                    stream.read_line(&mut answer).await.unwrap();
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        let mut times = Vec::new();
+        let mut unasked_changes = 0;
+        for k in 0..kills {
+            // A cluster at rest: every node applied as much as the others, then a pause.
+            let deadline = Instant::now() + Duration::from_secs(300);
+            loop {
+                let mut applied = Vec::new();
+                for addr in &client {
+                    applied.push(
+                        kv_ask(addr, "STATUS")
+                            .await
+                            .and_then(|s| kv_field(&s, "applied")),
+                    );
+                }
+                if applied.iter().all(|a| a.is_some() && *a == applied[0]) {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "nodes did not converge: {applied:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            // Whoever leads now: a leader change nobody caused is counted, not timed.
+            let now_leading = leader_of(client.clone()).await.expect("a leader");
+            if now_leading != li {
+                unasked_changes += 1;
+                li = now_leading;
+            }
+            let mut victim = procs[li].take().unwrap();
+            let killed_at = Instant::now();
+            victim.kill().unwrap();
+            victim.wait().unwrap();
+            let elapsed = loop {
+                let survivors: Vec<String> = (0..3)
+                    .filter(|i| *i != li)
+                    .map(|i| client[i].clone())
+                    .collect();
+                if let Some(new) = leader_of(survivors).await.filter(|n| *n != li) {
+                    if kv_ask(&client[new], &format!("PUT after-{k} v"))
+                        .await
+                        .as_deref()
+                        == Some("OK")
+                    {
+                        let elapsed = killed_at.elapsed();
+                        procs[li] = Some(spawn(li));
+                        li = new;
+                        break elapsed;
+                    }
+                }
+                assert!(
+                    killed_at.elapsed() < Duration::from_secs(60),
+                    "no new leader"
+                );
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            };
+            times.push(elapsed.as_secs_f64());
+        }
+        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        eprintln!(
+            "failover times (s), sorted: {}; leader changes between kills: {unasked_changes}",
+            times
+                .iter()
+                .map(|t| format!("{t:.2}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        println!(
+            "| {} | {elections} | {kills} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            store.name(),
+            rank(&times, 0.50),
+            rank(&times, 0.90),
+            rank(&times, 0.99),
+            times[times.len() - 1]
+        );
+        for p in procs.iter_mut().flatten() {
+            let _ = p.kill();
+            let _ = p.wait();
+        }
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     if std::env::var("RUST_LOG").is_ok() {
@@ -594,5 +807,9 @@ async fn main() {
     }
     if run("failover") {
         section_failover(quick).await;
+    }
+    // Only when asked: it needs the kvnode binary built beside this example.
+    if only.as_deref() == Some("failover-processes") {
+        section_failover_processes(quick).await;
     }
 }

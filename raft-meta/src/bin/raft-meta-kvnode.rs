@@ -6,6 +6,7 @@
 //! raft-meta-kvnode --id 1 --dir D [--listen 127.0.0.1:0] [--client 127.0.0.1:0]
 //!                  [--store sled|segments] [--bootstrap single|join|cluster --peers 1=H:P,2=H:P,...]
 //!                  [--snapshot-every N] [--heartbeat-ms N] [--election-ms MIN-MAX]
+//!                  [--elections pre-vote|openraft]
 //! prints:  READY raft=H:P client=H:P
 //! client lines:  PUT k v | GET k | LOCALGET k | COUNT | LOCALCOUNT | STATUS | ADDVOTER id raft kafka | REMOVEVOTER id
 //! ```
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use raft_meta::kv::{KvApp, KvCommand, KvReply};
 use raft_meta::{
-    Bootstrap, MetaNode, NodeConfig, PeerSpec, RaftStore, ReadError, Tuning, WriteError,
+    Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec, RaftStore, ReadError, Tuning, WriteError,
 };
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
@@ -102,6 +103,11 @@ async fn main() -> ExitCode {
             tuning.election_timeout_min_ms = lo;
             tuning.election_timeout_max_ms = hi;
         }
+    }
+    match get("elections").as_deref() {
+        None | Some("pre-vote") => tuning.elections = Elections::PreVote,
+        Some("openraft") => tuning.elections = Elections::OpenraftTimer,
+        Some(other) => return usage(&format!("unknown elections {other:?}")),
     }
     let listen = get("listen").unwrap_or_else(|| "127.0.0.1:0".into());
     let client_listen = get("client").unwrap_or_else(|| "127.0.0.1:0".into());
