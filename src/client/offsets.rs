@@ -181,23 +181,11 @@ impl Admin {
             .broker_versions(addr)
             .await?
             .pick(ApiKey::ListOffsets)?;
-        let mut topics: Vec<ListOffsetsTopic> = Vec::new();
-        for (tp, spec) in partitions {
-            let p = ListOffsetsPartition::default()
-                .with_partition_index(tp.partition)
-                .with_timestamp(spec.wire_timestamp());
-            match topics.last_mut() {
-                Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(p),
-                _ => topics.push(
-                    ListOffsetsTopic::default()
-                        .with_name(TopicName(StrBytes::from_string(tp.topic.clone())))
-                        .with_partitions(vec![p]),
-                ),
-            }
-        }
-        let request = ListOffsetsRequest::default()
-            .with_replica_id(BrokerId(-1))
-            .with_topics(topics);
+        let request = list_offsets_request(
+            partitions
+                .iter()
+                .map(|(tp, spec)| (tp, spec.wire_timestamp())),
+        );
         let response = self.send_at(addr, &request, version).await?;
         let mut out = Vec::new();
         for t in response.topics {
@@ -220,4 +208,28 @@ impl Admin {
         }
         Ok(out)
     }
+}
+
+/// A consumer's ListOffsets request (replica id -1) for `(partition, timestamp)` pairs, the
+/// partitions of one topic grouped together when they come one after the other.
+pub fn list_offsets_request<'a>(
+    partitions: impl IntoIterator<Item = (&'a TopicPartition, i64)>,
+) -> ListOffsetsRequest {
+    let mut topics: Vec<ListOffsetsTopic> = Vec::new();
+    for (tp, timestamp) in partitions {
+        let p = ListOffsetsPartition::default()
+            .with_partition_index(tp.partition)
+            .with_timestamp(timestamp);
+        match topics.last_mut() {
+            Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(p),
+            _ => topics.push(
+                ListOffsetsTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(tp.topic.clone())))
+                    .with_partitions(vec![p]),
+            ),
+        }
+    }
+    ListOffsetsRequest::default()
+        .with_replica_id(BrokerId(-1))
+        .with_topics(topics)
 }

@@ -22,13 +22,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_protocol::messages::{ApiKey, BrokerId, ListOffsetsRequest, TopicName};
-use kafka_protocol::protocol::StrBytes;
+use kafka_protocol::messages::ApiKey;
 use tokio::task::JoinSet;
 
 use super::feed::LogOffsets;
 use crate::client::connection::Connection;
+use crate::client::offsets::list_offsets_request;
 use crate::client::{ClientError, TopicPartition};
 use crate::cluster::ClusterView;
 use crate::data::DataPlane;
@@ -281,23 +280,7 @@ async fn list(
     partitions: &[TopicPartition],
     timestamp: i64,
 ) -> Result<HashMap<TopicPartition, i64>, PollError> {
-    let mut topics: Vec<ListOffsetsTopic> = Vec::new();
-    for tp in partitions {
-        let p = ListOffsetsPartition::default()
-            .with_partition_index(tp.partition)
-            .with_timestamp(timestamp);
-        match topics.last_mut() {
-            Some(t) if t.name.0.as_str() == tp.topic => t.partitions.push(p),
-            _ => topics.push(
-                ListOffsetsTopic::default()
-                    .with_name(TopicName(StrBytes::from_string(tp.topic.clone())))
-                    .with_partitions(vec![p]),
-            ),
-        }
-    }
-    let request = ListOffsetsRequest::default()
-        .with_replica_id(BrokerId(-1))
-        .with_topics(topics);
+    let request = list_offsets_request(partitions.iter().map(|tp| (tp, timestamp)));
     let response = conn.send_at(&request, version).await?;
     let mut out = HashMap::new();
     for t in response.topics {
