@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use kafka_protocol::messages::*;
-use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use kafka_protocol::protocol::{Decodable, StrBytes};
 
+use crate::common::raw::encode_frame;
 use crate::common::{repo_root, run};
 
 pub const NODES: [u64; 3] = [1, 2, 3];
@@ -302,18 +303,7 @@ impl Conn {
     ) -> Result<ResponseKind, String> {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation_id)
-            .with_client_id(Some(StrBytes::from_static_str("cluster-test")));
-        let mut buf = BytesMut::new();
-        header
-            .encode(&mut buf, key.request_header_version(version))
-            .map_err(|e| e.to_string())?;
-        body.encode(&mut buf, version).map_err(|e| e.to_string())?;
-        let mut frame = (buf.len() as i32).to_be_bytes().to_vec();
-        frame.extend_from_slice(&buf);
+        let frame = encode_frame(correlation_id, "cluster-test", key, version, &body)?;
         self.stream.write_all(&frame).map_err(|e| e.to_string())?;
         let mut size = [0u8; 4];
         self.stream

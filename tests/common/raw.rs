@@ -9,6 +9,29 @@ use bytes::{Buf, Bytes, BytesMut};
 use kafka_protocol::messages::{ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
+/// A request frame, length prefix included.
+pub fn encode_frame(
+    correlation_id: i32,
+    client_id: &'static str,
+    key: ApiKey,
+    version: i16,
+    body: &RequestKind,
+) -> Result<Vec<u8>, String> {
+    let header = RequestHeader::default()
+        .with_request_api_key(key as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(StrBytes::from_static_str(client_id)));
+    let mut buf = BytesMut::new();
+    header
+        .encode(&mut buf, key.request_header_version(version))
+        .map_err(|e| e.to_string())?;
+    body.encode(&mut buf, version).map_err(|e| e.to_string())?;
+    let mut frame = (buf.len() as i32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&buf);
+    Ok(frame)
+}
+
 /// One connection.
 pub struct RawClient {
     /// The socket, for tests that write bytes of their own.
@@ -34,19 +57,8 @@ impl RawClient {
     pub fn frame(&mut self, key: ApiKey, version: i16, body: &RequestKind) -> (i32, Vec<u8>) {
         let correlation_id = self.next_correlation_id;
         self.next_correlation_id += 1;
-        let header = RequestHeader::default()
-            .with_request_api_key(key as i16)
-            .with_request_api_version(version)
-            .with_correlation_id(correlation_id)
-            .with_client_id(Some(StrBytes::from_static_str("raw-test")));
-        let mut buf = BytesMut::new();
-        header
-            .encode(&mut buf, key.request_header_version(version))
-            .unwrap();
-        body.encode(&mut buf, version).unwrap();
-        let mut out = (buf.len() as i32).to_be_bytes().to_vec();
-        out.extend_from_slice(&buf);
-        (correlation_id, out)
+        let frame = encode_frame(correlation_id, "raw-test", key, version, body).unwrap();
+        (correlation_id, frame)
     }
 
     /// Sends a request and reads its response.
