@@ -402,6 +402,27 @@ fn rank(sorted: &[f64], p: f64) -> f64 {
     sorted[i - 1]
 }
 
+/// Prints the sorted failover times (stderr, with `note`) and the table row of their ranks.
+fn failover_row(store: &str, elections: &str, mut times: Vec<f64>, note: &str) {
+    times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    eprintln!(
+        "failover times (s), sorted: {}{note}",
+        times
+            .iter()
+            .map(|t| format!("{t:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "| {store} | {elections} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+        times.len(),
+        rank(&times, 0.50),
+        rank(&times, 0.90),
+        rank(&times, 0.99),
+        times[times.len() - 1]
+    );
+}
+
 async fn section_failover(quick: bool) {
     let keys: u64 = numeric_flag("--keys").unwrap_or(if quick { 20_000 } else { 1_000_000 });
     let kills = numeric_flag("--kills").unwrap_or(if quick { 3 } else { 5 }) as usize;
@@ -536,27 +557,11 @@ async fn section_failover(quick: bool) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
-        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        eprintln!(
-            "failover times (s), sorted: {}",
-            times
-                .iter()
-                .map(|t| format!("{t:.2}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        println!(
-            "| {} | {} | {kills} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            store.name(),
-            match elections {
-                Elections::OpenraftTimer => "openraft timer",
-                Elections::PreVote => "pre-vote",
-            },
-            rank(&times, 0.50),
-            rank(&times, 0.90),
-            rank(&times, 0.99),
-            times[times.len() - 1]
-        );
+        let label = match elections {
+            Elections::OpenraftTimer => "openraft timer",
+            Elections::PreVote => "pre-vote",
+        };
+        failover_row(store.name(), label, times, "");
         for n in nodes.into_iter().flatten() {
             Arc::into_inner(n).unwrap().shutdown().await;
         }
@@ -751,22 +756,11 @@ async fn section_failover_processes(quick: bool) {
             };
             times.push(elapsed.as_secs_f64());
         }
-        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        eprintln!(
-            "failover times (s), sorted: {}; leader changes between kills: {unasked_changes}",
-            times
-                .iter()
-                .map(|t| format!("{t:.2}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        println!(
-            "| {} | {elections} | {kills} | {:.2} | {:.2} | {:.2} | {:.2} |",
+        failover_row(
             store.name(),
-            rank(&times, 0.50),
-            rank(&times, 0.90),
-            rank(&times, 0.99),
-            times[times.len() - 1]
+            elections,
+            times,
+            &format!("; leader changes between kills: {unasked_changes}"),
         );
         for p in procs.iter_mut().flatten() {
             let _ = p.kill();

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use coordinator::{ErrorKind, Reply};
+use coordinator::{ErrorKind, GroupInstanceId, Reply};
 use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
 
@@ -38,6 +38,11 @@ pub fn unexpected(reply: &Reply) -> GroupError {
 
 pub fn to_str(s: &StrBytes) -> String {
     s.as_str().to_owned()
+}
+
+/// A static member's `group.instance.id` from the wire (absent or null: a dynamic member).
+pub fn instance_id(id: Option<&StrBytes>) -> Option<GroupInstanceId> {
+    id.map(|i| GroupInstanceId::new(i.as_str()))
 }
 
 pub fn str_bytes(s: impl Into<String>) -> StrBytes {

@@ -1,10 +1,10 @@
 //! Heartbeat (12), v0–v4: leader soft state only (no Raft write): validated against applied
 //! state, then the member's session timer is re-armed.
 
-use coordinator::{ApiVersion, Generation, GroupId, GroupInstanceId, Heartbeat, MemberId, Reply};
+use coordinator::{ApiVersion, Generation, GroupId, Heartbeat, MemberId, Reply};
 use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 
-use super::group_common::{domain_code, failure_code, groups, unexpected};
+use super::group_common::{domain_code, failure_code, groups, instance_id, unexpected};
 use super::RequestContext;
 use crate::group;
 
@@ -16,10 +16,7 @@ pub async fn handle(ctx: &RequestContext, req: HeartbeatRequest) -> HeartbeatRes
         group_id: GroupId::new(req.group_id.0.as_str()),
         generation: Generation(req.generation_id),
         member_id: MemberId::new(req.member_id.as_str()),
-        group_instance_id: req
-            .group_instance_id
-            .as_ref()
-            .map(|i| GroupInstanceId::new(i.as_str())),
+        group_instance_id: instance_id(req.group_instance_id.as_ref()),
     };
     let result = match groups(ctx) {
         Ok(g) => g.heartbeat(command).await,

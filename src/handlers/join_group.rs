@@ -1,14 +1,12 @@
 //! JoinGroup (11), v0–v9. The response is held (parked) until the join phase completes; the
 //! coordinator runtime completes it when a later command releases the members.
 
-use coordinator::{
-    ApiVersion, GroupId, GroupInstanceId, JoinGroup, JoinProtocol, JoinResponse, MemberId, Reply,
-};
+use coordinator::{ApiVersion, GroupId, JoinGroup, JoinProtocol, JoinResponse, MemberId, Reply};
 use kafka_protocol::messages::join_group_response::JoinGroupResponseMember;
 use kafka_protocol::messages::{JoinGroupRequest, JoinGroupResponse};
 
 use super::group_common::{
-    client_host, domain_code, failure_code, groups, str_bytes, to_str, unexpected,
+    client_host, domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
 };
 use super::RequestContext;
 use crate::group::{self, GroupError};
@@ -34,10 +32,7 @@ async fn join(ctx: &RequestContext, req: JoinGroupRequest) -> Result<JoinRespons
         nonce: group::nonce(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         member_id: MemberId::new(req.member_id.as_str()),
-        group_instance_id: req
-            .group_instance_id
-            .as_ref()
-            .map(|i| GroupInstanceId::new(i.as_str())),
+        group_instance_id: instance_id(req.group_instance_id.as_ref()),
         session_timeout_ms: req.session_timeout_ms,
         rebalance_timeout_ms: if ctx.version >= 1 {
             req.rebalance_timeout_ms

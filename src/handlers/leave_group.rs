@@ -1,12 +1,12 @@
 //! LeaveGroup (13), v0–v5: one member (v0–v2) or a batch with per-member answers (v3+).
 
-use coordinator::{
-    ApiVersion, GroupId, GroupInstanceId, LeaveGroup, LeavingMember, MemberId, Reply,
-};
+use coordinator::{ApiVersion, GroupId, LeaveGroup, LeavingMember, MemberId, Reply};
 use kafka_protocol::messages::leave_group_response::MemberResponse;
 use kafka_protocol::messages::{LeaveGroupRequest, LeaveGroupResponse};
 
-use super::group_common::{domain_code, failure_code, groups, str_bytes, to_str, unexpected};
+use super::group_common::{
+    domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
+};
 use super::RequestContext;
 use crate::group;
 
@@ -17,10 +17,7 @@ pub async fn handle(ctx: &RequestContext, req: LeaveGroupRequest) -> LeaveGroupR
             .iter()
             .map(|m| LeavingMember {
                 member_id: MemberId::new(m.member_id.as_str()),
-                group_instance_id: m
-                    .group_instance_id
-                    .as_ref()
-                    .map(|i| GroupInstanceId::new(i.as_str())),
+                group_instance_id: instance_id(m.group_instance_id.as_ref()),
                 reason: m.reason.as_ref().map(to_str),
             })
             .collect()

@@ -3,15 +3,17 @@
 //! against the replicated topic metadata before the command is submitted, as KafkaApis does.
 
 use coordinator::{
-    ApiVersion, CommitOffsets, CommitPartition, CommitTopic, Generation, GroupId, GroupInstanceId,
-    LeaderEpoch, MemberId, Offset, PartitionIndex, Reply, TopicName, TopicResults,
+    ApiVersion, CommitOffsets, CommitPartition, CommitTopic, Generation, GroupId, LeaderEpoch,
+    MemberId, Offset, PartitionIndex, Reply, TopicName, TopicResults,
 };
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 
-use super::group_common::{domain_code, failure_code, groups, str_bytes, to_str, unexpected};
+use super::group_common::{
+    domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
+};
 use super::RequestContext;
 use crate::group::{self, metrics as gm, GroupError};
 
@@ -100,9 +102,7 @@ async fn commit(
         generation: Generation(req.generation_id_or_member_epoch),
         member_id: MemberId::new(req.member_id.as_str()),
         group_instance_id: if v >= 7 {
-            req.group_instance_id
-                .as_ref()
-                .map(|i| GroupInstanceId::new(i.as_str()))
+            instance_id(req.group_instance_id.as_ref())
         } else {
             None
         },

@@ -15,6 +15,14 @@ use super::group_common::{domain_code, failure_code, groups, str_bytes, unexpect
 use super::RequestContext;
 use crate::group::GroupError;
 
+/// One requested topic, the same in the v1–v7 and the v8+ request shapes.
+fn fetch_topic(name: &kafka_protocol::messages::TopicName, partitions: &[i32]) -> FetchTopic {
+    FetchTopic {
+        name: TopicName::new(name.0.as_str()),
+        partitions: partitions.iter().map(|p| PartitionIndex(*p)).collect(),
+    }
+}
+
 /// Answers the committed offsets of the requested groups and partitions.
 pub async fn handle(ctx: &RequestContext, req: OffsetFetchRequest) -> OffsetFetchResponse {
     let v = ctx.version;
@@ -25,14 +33,7 @@ pub async fn handle(ctx: &RequestContext, req: OffsetFetchRequest) -> OffsetFetc
                 group_id: GroupId::new(g.group_id.0.as_str()),
                 topics: g.topics.as_ref().map(|ts| {
                     ts.iter()
-                        .map(|t| FetchTopic {
-                            name: TopicName::new(t.name.0.as_str()),
-                            partitions: t
-                                .partition_indexes
-                                .iter()
-                                .map(|p| PartitionIndex(*p))
-                                .collect(),
-                        })
+                        .map(|t| fetch_topic(&t.name, &t.partition_indexes))
                         .collect()
                 }),
                 member_id: g.member_id.as_ref().map(|m| MemberId::new(m.as_str())),
@@ -44,14 +45,7 @@ pub async fn handle(ctx: &RequestContext, req: OffsetFetchRequest) -> OffsetFetc
             group_id: GroupId::new(req.group_id.0.as_str()),
             topics: req.topics.as_ref().map(|ts| {
                 ts.iter()
-                    .map(|t| FetchTopic {
-                        name: TopicName::new(t.name.0.as_str()),
-                        partitions: t
-                            .partition_indexes
-                            .iter()
-                            .map(|p| PartitionIndex(*p))
-                            .collect(),
-                    })
+                    .map(|t| fetch_topic(&t.name, &t.partition_indexes))
                     .collect()
             }),
             member_id: None,

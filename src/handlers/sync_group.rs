@@ -2,12 +2,13 @@
 //! committed; the leader's own request is answered by the command that stores it.
 
 use coordinator::{
-    ApiVersion, Generation, GroupId, GroupInstanceId, MemberId, Reply, SyncAssignment, SyncGroup,
-    SyncResponse,
+    ApiVersion, Generation, GroupId, MemberId, Reply, SyncAssignment, SyncGroup, SyncResponse,
 };
 use kafka_protocol::messages::{SyncGroupRequest, SyncGroupResponse};
 
-use super::group_common::{domain_code, failure_code, groups, str_bytes, to_str, unexpected};
+use super::group_common::{
+    domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
+};
 use super::RequestContext;
 use crate::group::{self, GroupError};
 
@@ -37,10 +38,7 @@ async fn sync(ctx: &RequestContext, req: SyncGroupRequest) -> Result<SyncRespons
         group_id: GroupId::new(req.group_id.0.as_str()),
         generation: Generation(req.generation_id),
         member_id: MemberId::new(req.member_id.as_str()),
-        group_instance_id: req
-            .group_instance_id
-            .as_ref()
-            .map(|i| GroupInstanceId::new(i.as_str())),
+        group_instance_id: instance_id(req.group_instance_id.as_ref()),
         protocol_type: req.protocol_type.as_ref().map(to_str),
         protocol_name: req.protocol_name.as_ref().map(to_str),
         assignments: req
