@@ -13,6 +13,8 @@ pub const GROUP_WRITE_SECONDS: &str = "cohort_group_write_seconds";
 pub const GROUP_REBALANCES_TOTAL: &str = "cohort_group_rebalances_total";
 /// Coordinator timers that fired on the leader, by `timer`.
 pub const GROUP_TIMERS_FIRED_TOTAL: &str = "cohort_group_timers_fired_total";
+/// Timer firings whose write failed while this node still led, armed again after a backoff.
+pub const GROUP_TIMER_RETRIES_TOTAL: &str = "cohort_group_timer_retries_total";
 /// Members removed because their session expired.
 pub const GROUP_MEMBER_EXPIRATIONS_TOTAL: &str = "cohort_group_member_expirations_total";
 /// Offsets removed by KIP-211 retention.

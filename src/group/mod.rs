@@ -6,6 +6,7 @@
 //!  handlers ─► Groups::write(cmd) ─ Register(token) ─► runtime ◄─ effects (apply order) ─ CohortApp
 //!                  └─ MetaNode::write(Envelope{token, cmd}) ─► Raft (batched, fsynced) ─► apply
 //!           ─► Groups::heartbeat(cmd) ─► runtime: read applied state, re-arm the session timer
+//!                                            (after the member's expiry, if one is on its way)
 //!           ─► Groups::read(cmd) ─► applied state on the leader (OffsetFetch, Describe, List)
 //! ```
 //!
@@ -17,19 +18,25 @@
 pub mod args;
 pub mod catalog;
 pub mod error;
+mod fired;
 mod leadership;
 pub mod metrics;
 mod runtime;
+#[cfg(test)]
+mod runtime_tests;
 pub mod timers;
 mod trace;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use coordinator::{ReadCommand, Reply, TimestampMs, WriteCommand};
+use coordinator::{
+    ErrorKind, Generation, JoinResponse, MemberId, ReadCommand, Reply, SyncResponse, TimestampMs,
+    WriteCommand,
+};
 use raft_meta::cohort_app::{
     Body, CohortApp, Effect, EffectSink, Envelope, RequestToken, TopicLimits,
 };
@@ -40,6 +47,30 @@ use tokio::task::JoinHandle;
 pub use args::{ClusterArgs, GroupArgs};
 pub use error::GroupError;
 pub use runtime::TopicsChanged;
+
+/// UNKNOWN_MEMBER_ID for a JoinGroup or SyncGroup: Kafka's answer to a member whose session
+/// has expired.
+fn expired_reply(command: &WriteCommand, member_id: &MemberId) -> Reply {
+    let error = Some(ErrorKind::UnknownMemberId);
+    match command {
+        WriteCommand::SyncGroup(_) => Reply::Sync(SyncResponse {
+            error,
+            protocol_type: None,
+            protocol_name: None,
+            assignment: bytes::Bytes::new(),
+        }),
+        _ => Reply::Join(JoinResponse {
+            error,
+            generation: Generation::NONE,
+            protocol_type: None,
+            protocol_name: None,
+            leader: MemberId::default(),
+            member_id: member_id.clone(),
+            members: Vec::new(),
+            skip_assignment: false,
+        }),
+    }
+}
 
 /// Removes this node's partition data of topics deleted through Raft (the node that served
 /// the DeleteTopics removes its own at once; every other node learns it here).
@@ -65,7 +96,35 @@ pub async fn follow_topic_deletions(groups: Arc<Groups>, data: Arc<crate::data::
         }
     }
 }
-use runtime::{Runtime, RuntimeMsg};
+use runtime::{BackgroundWrites, MemberReady, Runtime, RuntimeMsg};
+
+/// Tags for the commands this process submits (the handle's and the runtime's own), so the
+/// runtime can match an applied command to whoever waits on it. `incarnation` is drawn at
+/// start: a restarted node replaying its log never mistakes an old command for a new one.
+#[derive(Debug)]
+pub(crate) struct TokenSource {
+    node: u64,
+    incarnation: u64,
+    seq: AtomicU64,
+}
+
+impl TokenSource {
+    fn new(node: u64) -> Self {
+        Self {
+            node,
+            incarnation: uuid::Uuid::new_v4().as_u64_pair().0,
+            seq: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn next(&self) -> RequestToken {
+        RequestToken {
+            node: self.node,
+            incarnation: self.incarnation,
+            seq: self.seq.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+}
 
 /// What this node is to the groups.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +157,10 @@ pub fn nonce() -> u128 {
 /// The handle the group handlers use.
 pub struct Groups {
     node: Arc<MetaNode<CohortApp>>,
-    incarnation: u64,
-    seq: AtomicU64,
+    tokens: Arc<TokenSource>,
+    /// Members whose expiry is on its way (the runtime's count): while none is, a JoinGroup
+    /// or SyncGroup need not ask the runtime before being answered from applied state.
+    expiring_members: Arc<AtomicUsize>,
     tx: mpsc::UnboundedSender<RuntimeMsg>,
     role: watch::Receiver<Role>,
     in_flight: Arc<Semaphore>,
@@ -140,6 +201,20 @@ pub async fn start(
     group: &GroupArgs,
     lag: Option<Arc<crate::lag::LagFeed>>,
 ) -> Result<Groups, StartError> {
+    start_with(node_id, kafka_addr, data_dir, cluster, group, lag, |w| w).await
+}
+
+/// [`start`], with the runtime's own writes (timer firings) going through `wrap` of the Raft
+/// node's write path: the seam where a test holds or fails them.
+pub(crate) async fn start_with(
+    node_id: i32,
+    kafka_addr: String,
+    data_dir: &Path,
+    cluster: &ClusterArgs,
+    group: &GroupArgs,
+    lag: Option<Arc<crate::lag::LagFeed>>,
+    wrap: impl FnOnce(BackgroundWrites) -> BackgroundWrites,
+) -> Result<Groups, StartError> {
     let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
     let bootstrap = cluster.bootstrap(node_id)?;
     let store = cluster.store()?;
@@ -175,7 +250,14 @@ pub async fn start(
     let node = Arc::new(MetaNode::start(config, app).await?);
     let (role_tx, role) = watch::channel(Role::Follower);
     let (topic_events, _) = broadcast::channel(1024);
+    let tokens = Arc::new(TokenSource::new(node_id));
+    let expiring_members = Arc::new(AtomicUsize::new(0));
     let runtime = Runtime {
+        background_writes: wrap(runtime::raft_writes(node.clone())),
+        to_self: tx.downgrade(),
+        fired: fired::FiredTimers::default(),
+        expiring_members: expiring_members.clone(),
+        tokens: tokens.clone(),
         node: node.clone(),
         rx,
         role_tx,
@@ -190,8 +272,8 @@ pub async fn start(
     let runtime_task = tokio::spawn(runtime.run());
     Ok(Groups {
         node,
-        incarnation: uuid::Uuid::new_v4().as_u64_pair().0,
-        seq: AtomicU64::new(0),
+        tokens,
+        expiring_members,
         tx,
         role,
         in_flight: Arc::new(Semaphore::new(GROUP_REQUESTS_IN_FLIGHT_MAX)),
@@ -265,6 +347,9 @@ impl Groups {
     /// SyncGroup that would change nothing is answered from the applied state instead.
     pub async fn write(&self, command: WriteCommand) -> Result<Reply, GroupError> {
         self.check_active()?;
+        if let Some(reply) = self.await_member(&command).await? {
+            return Ok(reply);
+        }
         if let Some(reply) = self.answer_unchanged(&command) {
             if tracing::enabled!(tracing::Level::DEBUG) {
                 tracing::debug!(
@@ -280,11 +365,7 @@ impl Groups {
             self.in_flight.clone().try_acquire_owned().map_err(|_| {
                 GroupError::NotAvailable("too many group requests in flight".into())
             })?;
-        let token = RequestToken {
-            node: self.node.node_id(),
-            incarnation: self.incarnation,
-            seq: self.seq.fetch_add(1, Ordering::Relaxed),
-        };
+        let token = self.tokens.next();
         let (responder, answer) = oneshot::channel();
         self.tx
             .send(RuntimeMsg::Register { token, responder })
@@ -341,6 +422,33 @@ impl Groups {
     /// Answering from applied state orders the request before commands still in the Raft
     /// log: none of those has been acknowledged yet, and every acknowledged one is applied,
     /// so a client never sees older state than a reply it already got.
+    /// A JoinGroup or SyncGroup of a member whose session timer fired waits until its
+    /// expiry has applied (see `fired`): it may be answered from applied state next, which
+    /// must not still show a member about to be removed. `Some` is the answer when too many
+    /// of the member's requests already wait.
+    async fn await_member(&self, command: &WriteCommand) -> Result<Option<Reply>, GroupError> {
+        let (group_id, member_id) = match command {
+            WriteCommand::JoinGroup(c) => (&c.group_id, &c.member_id),
+            WriteCommand::SyncGroup(c) => (&c.group_id, &c.member_id),
+            _ => return Ok(None),
+        };
+        if member_id.as_str().is_empty() || self.expiring_members.load(Ordering::SeqCst) == 0 {
+            return Ok(None);
+        }
+        let (ready, answer) = oneshot::channel();
+        self.tx
+            .send(RuntimeMsg::AwaitMember {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+                ready,
+            })
+            .map_err(|_| GroupError::NotCoordinator)?;
+        match answer.await.map_err(|_| GroupError::NotCoordinator)? {
+            MemberReady::Proceed => Ok(None),
+            MemberReady::AnswerExpired => Ok(Some(expired_reply(command, member_id))),
+        }
+    }
+
     fn answer_unchanged(&self, command: &WriteCommand) -> Option<Reply> {
         if !matches!(
             command,

@@ -6,8 +6,14 @@
 //!  handler ─Heartbeat(cmd, responder)──┘                    ├─ waiting: token → responder
 //!                                                           ├─ parked: (group, member, kind) → responder
 //!  leader watch ─────────────────────────────────────────► ├─ timers: TimerWheel ─due─► TimerFired via Raft
+//!  background write failed ─WriteFailed(token)─────────────► ├─ fired: firings in flight, members expiring
 //!                                                           └─ role: Follower → Loading → Active
 //! ```
+//!
+//! A fired timer is submitted with a token of its own, like a client request: its effect says
+//! when it applied (the expiring member's waiting requests are answered then), and a failed
+//! write comes back as `WriteFailed` and is re-armed after a backoff while this node still
+//! leads in the same term (see [`super::fired`]).
 //!
 //! Registration and effects share one FIFO channel, so a command's effect can never be seen
 //! before its registration; effects are consumed in apply order, so a member reply never
@@ -15,23 +21,28 @@
 //! runtime acts on effects; otherwise they are dropped at the sink.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use coordinator::{
-    GroupId, MemberId, Outcome, ParkedKind, ReadCommand, Reply, TimerKey, WriteCommand,
+    ErrorKind, GroupId, MemberId, Outcome, ParkedKind, ReadCommand, Reply, TimerKey, TimerOp,
+    WriteCommand,
 };
 use raft_meta::cohort_app::{Body, CohortApp, Effect, Envelope, RequestToken, TopicMeta};
-use raft_meta::MetaNode;
+use raft_meta::{MetaNode, WriteError};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use super::error::GroupError;
+use super::fired::{FiredTimers, NotQueued};
 use super::leadership::{Leadership, Observed};
 use super::metrics as m;
 use super::timers::TimerWheel;
 use super::trace;
-use super::{now_ms, Role};
+use super::{now_ms, Role, TokenSource};
 
 /// Where a waiting request's answer goes.
 pub(crate) type Responder = oneshot::Sender<Result<Reply, GroupError>>;
@@ -50,6 +61,52 @@ pub(crate) enum RuntimeMsg {
         command: coordinator::Heartbeat,
         responder: Responder,
     },
+    /// A JoinGroup or SyncGroup about to be answered from applied state: answered once the
+    /// member's expiry, if one is on its way, has applied.
+    AwaitMember {
+        group_id: GroupId,
+        member_id: MemberId,
+        ready: oneshot::Sender<MemberReady>,
+    },
+    /// A background command tagged `token` was not committed.
+    WriteFailed {
+        token: RequestToken,
+        error: WriteError,
+    },
+}
+
+/// The answer to [`RuntimeMsg::AwaitMember`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemberReady {
+    /// No expiry of the member is on its way (any more): decide on applied state.
+    Proceed,
+    /// Too many of the member's requests wait on its expiry: answer UNKNOWN_MEMBER_ID, as
+    /// Kafka answers a member whose session expired.
+    AnswerExpired,
+}
+
+/// A request of an expiring member (see [`super::fired`]).
+pub(crate) enum Waiter {
+    Heartbeat {
+        command: coordinator::Heartbeat,
+        responder: Responder,
+    },
+    Member(oneshot::Sender<MemberReady>),
+}
+
+/// A write submitted by the runtime itself, outside any client request.
+pub(crate) type WriteFuture = Pin<Box<dyn Future<Output = Result<Bytes, WriteError>> + Send>>;
+
+/// How the runtime writes its own commands (timer firings, the cluster id): the Raft node's
+/// write path, which a test may wrap to hold or fail writes.
+pub(crate) type BackgroundWrites = Arc<dyn Fn(Bytes) -> WriteFuture + Send + Sync>;
+
+/// The production [`BackgroundWrites`]: straight to the Raft node.
+pub(crate) fn raft_writes(node: Arc<MetaNode<CohortApp>>) -> BackgroundWrites {
+    Arc::new(move |command| {
+        let node = node.clone();
+        Box::pin(async move { node.write(command).await })
+    })
 }
 
 /// Topics appeared or disappeared (what the data plane reconciles its partition logs from).
@@ -76,6 +133,15 @@ pub(crate) struct Runtime {
     pub leadership: Leadership,
     /// The lag tracker this node exports while it is the active coordinator.
     pub lag: Option<Arc<crate::lag::LagFeed>>,
+    /// Timer firings in flight and the requests of expiring members.
+    pub fired: FiredTimers<Waiter>,
+    /// How many members are expiring, for [`super::Groups`] to skip asking when none is.
+    pub expiring_members: Arc<AtomicUsize>,
+    /// Tokens for the runtime's own commands (shared with the handle's).
+    pub tokens: Arc<TokenSource>,
+    pub background_writes: BackgroundWrites,
+    /// To report a failed background write; weak, so the runtime ends with the handle.
+    pub to_self: mpsc::WeakUnboundedSender<RuntimeMsg>,
 }
 
 impl Runtime {
@@ -100,7 +166,10 @@ impl Runtime {
             });
             tokio::select! {
                 msg = self.rx.recv() => match msg {
-                    Some(msg) => self.on_msg(msg),
+                    Some(msg) => {
+                        self.on_msg(msg);
+                        self.publish_expiring();
+                    }
                     None => return,
                 },
                 changed = leader.changed() => {
@@ -212,7 +281,7 @@ impl Runtime {
         self.set_role(Role::Active);
         if !has_cluster_id {
             let cluster_id = new_cluster_id();
-            self.submit_background(Body::InitCluster { cluster_id });
+            self.submit_background(None, Body::InitCluster { cluster_id });
         }
     }
 
@@ -234,6 +303,13 @@ impl Runtime {
         for (_, responder) in self.parked.drain() {
             let _ = responder.send(Err(GroupError::NotCoordinator));
         }
+        // Dropping a member's sender answers its JoinGroup/SyncGroup NOT_COORDINATOR too.
+        for waiter in self.fired.drain() {
+            if let Waiter::Heartbeat { responder, .. } = waiter {
+                let _ = responder.send(Err(GroupError::NotCoordinator));
+            }
+        }
+        self.publish_expiring();
         self.timers.clear();
         if let Some(lag) = &self.lag {
             lag.stop_exporting();
@@ -262,6 +338,73 @@ impl Runtime {
                     let _ = responder.send(Err(GroupError::NotCoordinator));
                     return;
                 }
+                let (group_id, member_id) = (command.group_id.clone(), command.member_id.clone());
+                match self.fired.wait(
+                    &group_id,
+                    &member_id,
+                    Waiter::Heartbeat { command, responder },
+                ) {
+                    Ok(()) => {
+                        tracing::debug!(
+                            group = group_id.as_str(),
+                            member = member_id.as_str(),
+                            "heartbeat waits for the member's expiry"
+                        );
+                    }
+                    Err(NotQueued::NotExpiring(waiter)) => self.answer(waiter),
+                    Err(NotQueued::Full(Waiter::Heartbeat { responder, .. })) => {
+                        let _ =
+                            responder.send(Ok(Reply::Heartbeat(Err(ErrorKind::UnknownMemberId))));
+                    }
+                    Err(NotQueued::Full(Waiter::Member(ready))) => {
+                        let _ = ready.send(MemberReady::AnswerExpired);
+                    }
+                }
+            }
+            RuntimeMsg::AwaitMember {
+                group_id,
+                member_id,
+                ready,
+            } => {
+                if *self.role_tx.borrow() != Role::Active {
+                    // Dropped: the handle answers NOT_COORDINATOR.
+                    return;
+                }
+                match self
+                    .fired
+                    .wait(&group_id, &member_id, Waiter::Member(ready))
+                {
+                    Ok(()) => {
+                        tracing::debug!(
+                            group = group_id.as_str(),
+                            member = member_id.as_str(),
+                            "join or sync waits for the member's expiry"
+                        );
+                    }
+                    Err(NotQueued::NotExpiring(waiter)) => self.answer(waiter),
+                    Err(NotQueued::Full(waiter)) => {
+                        if let Waiter::Member(ready) = waiter {
+                            let _ = ready.send(MemberReady::AnswerExpired);
+                        }
+                    }
+                }
+            }
+            RuntimeMsg::WriteFailed { token, error } => self.on_write_failed(token, &error),
+        }
+    }
+
+    /// Answers a request of a member from the applied state as it is now.
+    fn answer(&mut self, waiter: Waiter) {
+        match waiter {
+            Waiter::Member(ready) => {
+                let _ = ready.send(MemberReady::Proceed);
+            }
+            Waiter::Heartbeat {
+                mut command,
+                responder,
+            } => {
+                // A heartbeat that waited re-arms the session from now, not from its arrival.
+                command.now_ms = command.now_ms.max(now_ms());
                 let command = ReadCommand::Heartbeat(command);
                 let outcome = self.node.read_local(|a| a.app.coordinator().read(&command));
                 if let ReadCommand::Heartbeat(h) = &command {
@@ -291,6 +434,54 @@ impl Runtime {
         }
     }
 
+    fn answer_all(&mut self, waiters: Vec<Waiter>) {
+        for waiter in waiters {
+            self.answer(waiter);
+        }
+    }
+
+    fn publish_expiring(&self) {
+        self.expiring_members
+            .store(self.fired.expiring_members(), Ordering::SeqCst);
+    }
+
+    /// A background write failed. A timer firing is armed again after a backoff if this node
+    /// still leads in the term that fired it (a new term re-arms every timer from state on
+    /// its own); the member stays expiring until a retry applies, unless a later command has
+    /// already re-armed its timer.
+    fn on_write_failed(&mut self, token: RequestToken, error: &WriteError) {
+        let Some(failed) = self.fired.failed(&token) else {
+            tracing::debug!(error = %error, "background coordinator command not committed");
+            return;
+        };
+        let key = failed.submitted.key.clone();
+        let same_term = matches!(
+            self.leadership,
+            Leadership::Active { term } if term == failed.submitted.term
+        );
+        if !same_term {
+            tracing::debug!(timer = ?key, error = %error,
+                "timer firing not committed; leadership changed, the next leader re-arms it");
+            return;
+        }
+        metrics::counter!(m::GROUP_TIMER_RETRIES_TOTAL).increment(1);
+        if self.timers.is_armed(&key) {
+            tracing::info!(timer = ?key, error = %error,
+                "timer firing not committed; a later command re-armed it");
+            let waiters = self.fired.moved(&key);
+            self.answer_all(waiters);
+            return;
+        }
+        let backoff = failed.backoff();
+        tracing::warn!(timer = ?key, error = %error, attempts = failed.attempts,
+            retry_in_ms = backoff.as_millis() as u64, "timer firing not committed; re-armed");
+        let backoff_ms = i64::try_from(backoff.as_millis()).unwrap_or(i64::MAX);
+        self.timers.apply(TimerOp::Set {
+            key,
+            at_ms: now_ms().plus_ms(backoff_ms),
+        });
+    }
+
     fn on_effect(&mut self, effect: Effect) {
         match effect {
             Effect::Group {
@@ -307,7 +498,11 @@ impl Runtime {
                         self.node
                             .read_local(|a| lag.apply(&outcome.records, a.app.coordinator()));
                     }
+                    let released = origin.and_then(|t| self.fired.applied(&t));
                     self.on_outcome(origin, outcome);
+                    if let Some(waiters) = released {
+                        self.answer_all(waiters);
+                    }
                 }
             }
             Effect::TopicsChanged { created, deleted } => {
@@ -396,11 +591,19 @@ impl Runtime {
             }
         }
         for op in timers {
+            let key = match &op {
+                TimerOp::Set { key, .. } | TimerOp::Cancel { key } => key.clone(),
+            };
             self.timers.apply(op);
+            let waiters = self.fired.moved(&key);
+            self.answer_all(waiters);
         }
     }
 
     fn fire_due(&mut self) {
+        let Leadership::Active { term } = self.leadership else {
+            return;
+        };
         let now = now_ms();
         for key in self.timers.take_due(now) {
             let label = match &key {
@@ -411,18 +614,32 @@ impl Runtime {
             };
             metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
             tracing::debug!(timer = ?key, "timer fired");
-            self.submit_background(Body::Group(WriteCommand::TimerFired { key, now_ms: now }));
+            let token = self.tokens.next();
+            self.fired.fired(token, key.clone(), term);
+            self.submit_background(
+                Some(token),
+                Body::Group(WriteCommand::TimerFired { key, now_ms: now }),
+            );
         }
+        self.publish_expiring();
     }
 
-    /// Submits a command no client waits on. If it fails (leadership lost), the next leader
-    /// re-arms its timers from state, so nothing is lost.
-    fn submit_background(&self, body: Body) {
-        let node = self.node.clone();
+    /// Submits a command no client waits on. A tagged one that fails comes back as
+    /// `WriteFailed`; an untagged one (the cluster id) is proposed again by the next leader.
+    fn submit_background(&self, origin: Option<RequestToken>, body: Body) {
+        let write = (self.background_writes)(Envelope { origin, body }.encode());
+        let to_self = self.to_self.clone();
         tokio::spawn(async move {
-            let command = Envelope { origin: None, body }.encode();
-            if let Err(e) = node.write(command).await {
-                tracing::debug!(error = %e, "background coordinator command not committed");
+            let Err(error) = write.await else {
+                return;
+            };
+            match (origin, to_self.upgrade()) {
+                (Some(token), Some(tx)) => {
+                    let _ = tx.send(RuntimeMsg::WriteFailed { token, error });
+                }
+                _ => {
+                    tracing::debug!(error = %error, "background coordinator command not committed")
+                }
             }
         });
     }

@@ -49,6 +49,11 @@ impl TimerWheel {
         due
     }
 
+    /// Whether `key` is armed (some later command moved it since it last fired).
+    pub fn is_armed(&self, key: &TimerKey) -> bool {
+        self.deadlines.contains_key(key)
+    }
+
     pub fn clear(&mut self) {
         self.by_deadline.clear();
         self.deadlines.clear();
@@ -98,6 +103,8 @@ mod tests {
             key: TimerKey::OffsetsRetention,
         });
         assert_eq!(w.len(), 2);
+        assert!(w.is_armed(&session("a")));
+        assert!(!w.is_armed(&TimerKey::OffsetsRetention));
         assert_eq!(w.next_deadline(), Some(TimestampMs(30)));
         assert_eq!(w.take_due(TimestampMs(29)), Vec::<TimerKey>::new());
         assert_eq!(
