@@ -69,6 +69,20 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 120_000)]
     pub lag_window_ms: u64,
 
+    /// Most consumer groups the coordinator tracks lag for; commits of further groups are
+    /// counted in `cohort_lag_untracked_offsets_total{what="group"}` and logged once.
+    #[arg(long, default_value_t = 10_000)]
+    pub lag_groups_max: usize,
+
+    /// Most group partitions (over every group) the coordinator tracks lag for; each keeps a
+    /// window of observations.
+    #[arg(long, default_value_t = 50_000)]
+    pub lag_partitions_max: usize,
+
+    /// Most partitions tracked per group.
+    #[arg(long, default_value_t = 10_000)]
+    pub lag_partitions_per_group_max: usize,
+
     /// Raft meta service: peers, Raft listener, log store.
     #[command(flatten)]
     pub cluster: crate::group::ClusterArgs,
@@ -116,6 +130,10 @@ pub const LAG_SAMPLE_INTERVAL_MS_MAX: u64 = 60_000;
 pub const LAG_WINDOW_MS_MAX: u64 = 3_600_000;
 /// Most observations per group partition in a window (each costs memory per partition).
 pub const LAG_OBSERVATIONS_MAX: u64 = 1_000;
+/// Largest `--lag-groups-max` (and `--lag-partitions-per-group-max`): ten times the default.
+pub const LAG_GROUPS_MAX_MAX: usize = 100_000;
+/// Largest `--lag-partitions-max`: ten times the default (each costs a window in memory).
+pub const LAG_PARTITIONS_MAX_MAX: usize = 500_000;
 
 /// Why a configuration cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -174,7 +192,10 @@ impl BrokerConfig {
                 value: "0".into(),
             });
         }
-        let lag = lag_config(args.lag_sample_interval_ms, args.lag_window_ms)?;
+        let lag = lag_limits(
+            args,
+            lag_config(args.lag_sample_interval_ms, args.lag_window_ms)?,
+        )?;
         Ok(BrokerConfig {
             data_dir: args.data_dir.clone(),
             node_id: args.node_id,
@@ -227,6 +248,45 @@ fn lag_config(
     })
 }
 
+/// The tracker's limits from their flags, each between 1 and ten times its default.
+fn lag_limits(
+    args: &ServeArgs,
+    config: crate::lag::LagTrackerConfig,
+) -> Result<crate::lag::LagTrackerConfig, ConfigError> {
+    let check = |flag: &'static str, rule: &'static str, value: usize, max: usize| {
+        if (1..=max).contains(&value) {
+            Ok(value)
+        } else {
+            Err(ConfigError::OutOfRange {
+                flag,
+                rule,
+                value: value.to_string(),
+            })
+        }
+    };
+    Ok(crate::lag::LagTrackerConfig {
+        groups_max: check(
+            "--lag-groups-max",
+            "between 1 and 100000",
+            args.lag_groups_max,
+            LAG_GROUPS_MAX_MAX,
+        )?,
+        partitions_max: check(
+            "--lag-partitions-max",
+            "between 1 and 500000",
+            args.lag_partitions_max,
+            LAG_PARTITIONS_MAX_MAX,
+        )?,
+        partitions_per_group_max: check(
+            "--lag-partitions-per-group-max",
+            "between 1 and 100000",
+            args.lag_partitions_per_group_max,
+            LAG_GROUPS_MAX_MAX,
+        )?,
+        ..config
+    })
+}
+
 fn split_host_port(s: &str) -> Result<(String, i32), ConfigError> {
     let bad = || ConfigError::BadAdvertise(s.to_string());
     let (host, port) = s.rsplit_once(':').ok_or_else(bad)?;
@@ -269,6 +329,14 @@ mod tests {
         assert_eq!(c.lag_sample_interval, Duration::from_secs(5));
         assert_eq!(c.lag.window_ms, 120_000);
         assert_eq!(c.lag.observations_max, 26);
+        assert_eq!(
+            (
+                c.lag.groups_max,
+                c.lag.partitions_max,
+                c.lag.partitions_per_group_max
+            ),
+            (10_000, 50_000, 10_000)
+        );
     }
 
     #[test]
@@ -278,6 +346,23 @@ mod tests {
         };
         let ok = resolve(&["--lag-sample-interval-ms", "100", "--lag-window-ms", "2000"]).unwrap();
         assert_eq!(ok.lag.observations_max, 22);
+        let small = resolve(&[
+            "--lag-groups-max",
+            "2",
+            "--lag-partitions-max",
+            "3",
+            "--lag-partitions-per-group-max",
+            "1",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                small.lag.groups_max,
+                small.lag.partitions_max,
+                small.lag.partitions_per_group_max
+            ),
+            (2, 3, 1)
+        );
         for bad in [
             &["--lag-sample-interval-ms", "0"][..],
             &["--lag-sample-interval-ms", "60001"],
@@ -289,6 +374,12 @@ mod tests {
             ],
             &["--lag-window-ms", "3600001"],
             &["--lag-sample-interval-ms", "10", "--lag-window-ms", "10010"],
+            &["--lag-groups-max", "0"],
+            &["--lag-groups-max", "100001"],
+            &["--lag-partitions-max", "0"],
+            &["--lag-partitions-max", "500001"],
+            &["--lag-partitions-per-group-max", "0"],
+            &["--lag-partitions-per-group-max", "100001"],
         ] {
             let err = resolve(bad).unwrap_err().to_string();
             assert!(err.starts_with("--lag-"), "{bad:?}: {err}");

@@ -46,14 +46,7 @@ impl Routes {
         let now = wall_clock_ms();
         match self.lag.snapshot(now) {
             Some(s) => (s, true),
-            None => (
-                Snapshot {
-                    taken_at_ms: now,
-                    groups: Vec::new(),
-                    notice: Some(self.not_exporting_notice()),
-                },
-                false,
-            ),
+            None => (Snapshot::empty(now, self.not_exporting_notice()), false),
         }
     }
 

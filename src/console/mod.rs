@@ -3,10 +3,20 @@
 //! group's total lag over the last hour as inline SVG; the script polls the JSON rendering of
 //! the same snapshot and redraws the table and charts in place.
 //!
+//! A group whose status still waits for its window (a coordinator that just took office)
+//! shows "warming up" rather than a status it cannot know yet; when the lag tracker's limits
+//! left groups or partitions out, a line above the table says how many offsets and which flag
+//! raises the limit.
+//!
 //! The server mounts two routes (see `respond`): `render_console` at `CONSOLE_PATH` and
 //! `render_json` at `CONSOLE_JSON_PATH`.
 
-use crate::lag::{GroupSnapshot, LagPoint, Snapshot};
+use serde::Serialize;
+
+use crate::lag::{GroupSnapshot, LagPoint, Snapshot, Usage};
+
+/// What a group without a status yet shows in the status column.
+pub const WARMING_UP: &str = "warming up";
 
 /// Where the page polls for fresh data.
 pub const CONSOLE_JSON_PATH: &str = "/console.json";
@@ -31,9 +41,21 @@ pub fn respond(path: &str, snapshot: &Snapshot) -> Option<(&'static str, String)
     }
 }
 
-/// The snapshot as JSON (the page's data feed; also handy for scripts).
+/// The page's data: the snapshot and the limits line made from it.
+#[derive(Serialize)]
+struct ConsoleData<'a> {
+    #[serde(flatten)]
+    snapshot: &'a Snapshot,
+    limits_notice: String,
+}
+
+/// The snapshot as JSON (the page's data feed; also handy for scripts), with the limits line.
 pub fn render_json(snapshot: &Snapshot) -> String {
-    serde_json::to_string(snapshot)
+    let data = ConsoleData {
+        snapshot,
+        limits_notice: limits_notice(&snapshot.usage),
+    };
+    serde_json::to_string(&data)
         .unwrap_or_else(|e| format!("{{\"error\":{}}}", serde_json::Value::String(e.to_string())))
 }
 
@@ -51,6 +73,39 @@ pub fn escape_html(s: &str) -> String {
         }
     }
     out
+}
+
+/// The line saying what the lag tracker's limits left out; empty when nothing was.
+pub fn limits_notice(usage: &Usage) -> String {
+    let mut parts = Vec::new();
+    if usage.untracked_group_offsets > 0 {
+        parts.push(format!(
+            "{} committed offsets of groups over the limit of {} groups (--lag-groups-max)",
+            usage.untracked_group_offsets, usage.groups_max
+        ));
+    }
+    if usage.untracked_partition_offsets > 0 {
+        parts.push(format!(
+            "{} committed offsets of partitions over the limit of {} group partitions (--lag-partitions-max) or {} per group (--lag-partitions-per-group-max)",
+            usage.untracked_partition_offsets, usage.partitions_max, usage.partitions_per_group_max
+        ));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Lag tracker limit reached, not tracked: {}. Those groups and partitions have no lag figures or status here.",
+        parts.join("; ")
+    )
+}
+
+/// The status column of a group: its status, "warming up", or `-`.
+fn status_text(g: &GroupSnapshot) -> &'static str {
+    match (g.status, g.warming_up) {
+        (Some(s), _) => s.as_str(),
+        (None, true) => WARMING_UP,
+        (None, false) => "-",
+    }
 }
 
 fn dash<T: ToString>(v: Option<T>) -> String {
@@ -80,9 +135,10 @@ pub fn chart_points(history: &[LagPoint], end_ms: u64) -> String {
 }
 
 fn group_row(g: &GroupSnapshot) -> String {
-    let status = g.status.map(|s| s.as_str()).unwrap_or("-");
+    let status = status_text(g);
     format!(
-        "<tr data-group=\"{id}\"><td class=\"group\">{id}</td><td class=\"state\">{state}</td><td class=\"members\">{members}</td><td class=\"lag\">{lag}</td><td class=\"status status-{status}\">{status}</td></tr>",
+        "<tr data-group=\"{id}\"><td class=\"group\">{id}</td><td class=\"state\">{state}</td><td class=\"members\">{members}</td><td class=\"lag\">{lag}</td><td class=\"status status-{class}\">{status}</td></tr>",
+        class = status.replace(' ', "-"),
         id = escape_html(&g.group),
         state = escape_html(g.state.as_deref().unwrap_or("-")),
         members = dash(g.members),
@@ -126,12 +182,15 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
 .lag-line {{ fill: none; stroke: #2463eb; stroke-width: 2; }}
 #updated {{ color: #777; font-size: small; }}
 #notice {{ background: #fff4d6; border: 1px solid #e6c86e; padding: 6px 10px; }}
-#notice:empty {{ display: none; }}
+#notice:empty, #limits:empty {{ display: none; }}
+#limits {{ background: #fde8e8; border: 1px solid #e09a9a; padding: 6px 10px; }}
+.status-warming-up {{ color: #777; font-style: italic; }}
 </style>
 </head>
 <body>
 <h1>Consumer groups</h1>
 <p id="notice">{notice}</p>
+<p id="limits">{limits}</p>
 <p id="updated" data-taken-at="{taken}">snapshot at {taken} ms</p>
 <table id="groups">
 <thead><tr><th>Group</th><th>State</th><th>Members</th><th>Total lag</th><th>Status</th></tr></thead>
@@ -158,13 +217,14 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
     var body = document.querySelector("#groups tbody"), charts = document.getElementById("charts");
     body.textContent = ""; charts.textContent = "";
     s.groups.forEach(function (g) {{
-      var tr = document.createElement("tr"), status = text(g.status);
+      var status = g.status ? g.status : (g.warming_up ? "{warming}" : "-");
+      var tr = document.createElement("tr");
       tr.setAttribute("data-group", g.group);
       tr.appendChild(cell("group", g.group));
       tr.appendChild(cell("state", text(g.state)));
       tr.appendChild(cell("members", text(g.members)));
       tr.appendChild(cell("lag", text(g.total_lag)));
-      tr.appendChild(cell("status status-" + status, status));
+      tr.appendChild(cell("status status-" + status.replace(/ /g, "-"), status));
       body.appendChild(tr);
       var ns = "http://www.w3.org/2000/svg";
       var fig = document.createElement("figure"); fig.className = "chart"; fig.setAttribute("data-group", g.group);
@@ -180,6 +240,7 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
       charts.appendChild(fig);
     }});
     document.getElementById("notice").textContent = s.notice || "";
+    document.getElementById("limits").textContent = s.limits_notice || "";
     var u = document.getElementById("updated");
     u.setAttribute("data-taken-at", s.taken_at_ms); u.textContent = "snapshot at " + s.taken_at_ms + " ms";
   }}
@@ -195,6 +256,8 @@ td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
 "###,
         taken = snapshot.taken_at_ms,
         notice = escape_html(snapshot.notice.as_deref().unwrap_or("")),
+        limits = escape_html(&limits_notice(&snapshot.usage)),
+        warming = WARMING_UP,
         rows = rows,
         charts = charts,
         span = CHART_SPAN_MS,

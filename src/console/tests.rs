@@ -1,17 +1,24 @@
 use super::*;
 use crate::client::TopicPartition;
-use crate::lag::{LagStatus, LagTracker, LagTrackerConfig};
+use crate::lag::{LagStatus, LagTracker, LagTrackerConfig, Tracking};
 
+/// Groups each consuming one partition with a steady lag over a whole window (so judged).
 fn snapshot_with(groups: &[(&str, i64)]) -> Snapshot {
     let mut t = LagTracker::new(LagTrackerConfig::default());
-    for (i, (g, lag)) in groups.iter().enumerate() {
-        let tp = TopicPartition::new(format!("topic-{i}"), 0);
-        t.record_group(g, "Stable", 1);
-        t.record_commit(g, &tp, 100);
-        t.record_log_offsets(&tp, Some(0), 100 + lag);
+    let window_ms = t.config().window_ms;
+    let start = 1_000_000;
+    for step in 0..=2u64 {
+        let now = start + step * window_ms / 2;
+        for (i, (g, lag)) in groups.iter().enumerate() {
+            let tp = TopicPartition::new(format!("topic-{i}"), 0);
+            let offset = 100 + step as i64;
+            assert_eq!(t.record_group(g, "Stable", 1), Tracking::Tracked);
+            assert_eq!(t.record_commit(g, &tp, offset, now), Tracking::Tracked);
+            t.record_log_offsets(&tp, Some(0), offset + lag);
+        }
+        t.sample(now);
     }
-    t.sample(1_000_000);
-    t.snapshot(1_000_000)
+    t.snapshot(start + window_ms)
 }
 
 #[test]
@@ -49,12 +56,57 @@ fn names_are_escaped() {
 fn json_carries_the_snapshot() {
     let s = snapshot_with(&[("orders", 42)]);
     let v: serde_json::Value = serde_json::from_str(&render_json(&s)).unwrap();
-    assert_eq!(v["taken_at_ms"], 1_000_000);
+    assert_eq!(v["taken_at_ms"], 1_060_000);
     assert_eq!(v["groups"][0]["group"], "orders");
     assert_eq!(v["groups"][0]["total_lag"], 42);
     assert_eq!(v["groups"][0]["status"], LagStatus::Ok.as_str());
     assert_eq!(v["groups"][0]["partitions"][0]["lag"], 42);
     assert_eq!(v["groups"][0]["history"][0]["total_lag"], 42);
+    assert_eq!(v["groups"][0]["warming_up"], false);
+    assert_eq!(v["groups"][0]["offset_commits"], 3);
+    assert_eq!(v["usage"]["groups"], 1);
+    assert_eq!(v["limits_notice"], "");
+}
+
+#[test]
+fn a_group_warming_up_says_so_instead_of_a_status() {
+    let mut t = LagTracker::new(LagTrackerConfig::default());
+    let tp = TopicPartition::new("t", 0);
+    assert_eq!(t.seed_commit("fresh", &tp, 10, 999_000), Tracking::Tracked);
+    t.record_log_offsets(&tp, Some(0), 30);
+    t.sample(1_000_000);
+    let page = render_console(&t.snapshot(1_000_000));
+    assert!(
+        page.contains(
+            "<td class=\"lag\">20</td><td class=\"status status-warming-up\">warming up</td>"
+        ),
+        "{page}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&render_json(&t.snapshot(1_000_000))).unwrap();
+    assert_eq!(v["groups"][0]["status"], serde_json::Value::Null);
+    assert_eq!(v["groups"][0]["warming_up"], true);
+}
+
+#[test]
+fn limits_that_left_groups_out_show_a_line_naming_the_flags() {
+    let mut t = LagTracker::new(LagTrackerConfig {
+        groups_max: 1,
+        ..LagTrackerConfig::default()
+    });
+    let tp = TopicPartition::new("t", 0);
+    assert_eq!(t.record_commit("a", &tp, 1, 0), Tracking::Tracked);
+    assert_ne!(t.record_commit("b", &tp, 1, 0), Tracking::Tracked);
+    assert_ne!(t.record_commit("c", &tp, 1, 0), Tracking::Tracked);
+    let snap = t.snapshot(0);
+    let line = "Lag tracker limit reached, not tracked: 2 committed offsets of groups over the limit of 1 groups (--lag-groups-max). Those groups and partitions have no lag figures or status here.";
+    assert_eq!(limits_notice(&snap.usage), line);
+    assert!(render_console(&snap).contains(&format!("<p id=\"limits\">{line}</p>")));
+    let v: serde_json::Value = serde_json::from_str(&render_json(&snap)).unwrap();
+    assert_eq!(v["limits_notice"], line);
+    assert_eq!(
+        limits_notice(&LagTracker::new(LagTrackerConfig::default()).usage()),
+        ""
+    );
 }
 
 #[test]
@@ -153,10 +205,13 @@ mod browser {
     async fn console_loads_lists_groups_and_the_chart_updates_in_chromium() {
         let mut t = LagTracker::new(LagTrackerConfig::default());
         let tp = TopicPartition::new("events", 0);
-        t.record_group("payments", "Stable", 3);
-        t.record_commit("payments", &tp, 1_000);
-        t.record_log_offsets(&tp, Some(0), 1_250);
         let start = 1_700_000_000_000u64;
+        assert_eq!(t.record_group("payments", "Stable", 3), Tracking::Tracked);
+        assert_eq!(
+            t.record_commit("payments", &tp, 1_000, start),
+            Tracking::Tracked
+        );
+        t.record_log_offsets(&tp, Some(0), 1_250);
         t.sample(start);
         let state = Arc::new(Mutex::new((t, start)));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();

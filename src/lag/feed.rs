@@ -12,15 +12,20 @@
 //!
 //! Only the active coordinator (the Raft leader) exports group figures, so a scrape of every
 //! node of a cluster counts each group once. Its tracker starts from the applied state when it
-//! takes office (the windows start empty: a status needs a few samples) and follows every
-//! applied commit from then on, unchanged offsets included: that is how STALLED differs from
-//! STOPPED.
+//! takes office (every committed offset with its commit's timestamp: a partition whose last
+//! commit is older than the window is STOPPED from the first sample, the others warm up until
+//! the window is covered instead of claiming OK) and follows every applied commit from then
+//! on, unchanged offsets included: that is how STALLED differs from STOPPED.
+//!
+//! A limit of the tracker that refuses a group or a partition is logged once per limit while
+//! this node exports (one WARN line, not one per commit) and counted in the snapshot's `Usage`
+//! (rendered on `/metrics` and on the console).
 
 use std::sync::Mutex;
 
 use coordinator::{CoordinatorState, GroupId, Record};
 
-use super::tracker::{LagTracker, LagTrackerConfig, Snapshot};
+use super::tracker::{LagTracker, LagTrackerConfig, Limit, Snapshot, Tracking};
 use crate::client::TopicPartition;
 
 /// One partition's log offsets as its owner reported them.
@@ -39,6 +44,29 @@ pub struct LogOffsets {
 struct Inner {
     tracker: LagTracker,
     exporting: bool,
+    /// Limits already logged while exporting (each is logged once, when first hit).
+    warned: Vec<Limit>,
+}
+
+impl Inner {
+    fn note(&mut self, tracking: Tracking, group: &str) {
+        let Tracking::Refused(limit) = tracking else {
+            return;
+        };
+        if self.warned.contains(&limit) {
+            return;
+        }
+        self.warned.push(limit);
+        let config = self.tracker.config();
+        tracing::warn!(
+            group,
+            limit = limit.value(config),
+            flag = limit.flag(),
+            "lag tracker limit reached: a new {} is not tracked, so it has no lag figures or \
+             status; counted in cohort_lag_untracked_offsets_total (logged once)",
+            limit.refuses()
+        );
+    }
 }
 
 /// The tracker, shared by the coordinator runtime (commits), the log-offsets poller, the
@@ -57,6 +85,7 @@ impl LagFeed {
             inner: Mutex::new(Inner {
                 tracker: LagTracker::new(config),
                 exporting: false,
+                warned: Vec::new(),
             }),
         }
     }
@@ -79,21 +108,28 @@ impl LagFeed {
     /// This node became the active coordinator: a fresh tracker holding every group and
     /// committed offset of `state`.
     pub fn start_exporting(&self, state: &CoordinatorState) {
-        let mut tracker = LagTracker::new(self.config);
+        let mut inner = Inner {
+            tracker: LagTracker::new(self.config),
+            exporting: true,
+            warned: Vec::new(),
+        };
         for (group, group_state) in state.group_states() {
             let members = state.group_by_id(group).map_or(0, |g| g.members.len());
-            tracker.record_group(group, group_state.as_str(), members);
+            let tracking = inner
+                .tracker
+                .record_group(group, group_state.as_str(), members);
+            inner.note(tracking, group);
         }
         for (group, topic, partition, value) in state.committed_offsets() {
-            tracker.record_commit(
+            let tracking = inner.tracker.seed_commit(
                 group,
                 &TopicPartition::new(topic, partition.0),
                 value.offset.0,
+                timestamp_ms(value.commit_timestamp.0),
             );
+            inner.note(tracking, group);
         }
-        let mut inner = self.lock();
-        inner.tracker = tracker;
-        inner.exporting = true;
+        *self.lock() = inner;
     }
 
     /// This node is no longer the coordinator: forget everything (another node exports now).
@@ -101,6 +137,7 @@ impl LagFeed {
         let mut inner = self.lock();
         inner.tracker = LagTracker::new(self.config);
         inner.exporting = false;
+        inner.warned.clear();
     }
 
     /// The records of one applied group command; `state` is the applied state after it.
@@ -112,7 +149,6 @@ impl LagFeed {
         if !inner.exporting {
             return;
         }
-        let tracker = &mut inner.tracker;
         // A command touches few groups (usually one); a short list beats a set.
         let mut touched: Vec<&GroupId> = Vec::new();
         for record in records {
@@ -125,8 +161,16 @@ impl LagFeed {
                 } => {
                     let tp = TopicPartition::new(topic.as_str(), partition.0);
                     match value {
-                        Some(v) => tracker.record_commit(group_id.as_str(), &tp, v.offset.0),
-                        None => tracker.remove_partition(group_id.as_str(), &tp),
+                        Some(v) => {
+                            let tracking = inner.tracker.record_commit(
+                                group_id.as_str(),
+                                &tp,
+                                v.offset.0,
+                                timestamp_ms(v.commit_timestamp.0),
+                            );
+                            inner.note(tracking, group_id.as_str());
+                        }
+                        None => inner.tracker.remove_partition(group_id.as_str(), &tp),
                     }
                     group_id
                 }
@@ -137,7 +181,8 @@ impl LagFeed {
             }
         }
         for group in touched {
-            refresh_group(tracker, state, group);
+            let tracking = refresh_group(&mut inner.tracker, state, group);
+            inner.note(tracking, group.as_str());
         }
     }
 
@@ -186,15 +231,23 @@ impl LagFeed {
 
 /// A group's state and member count as the applied state has them; a group that no longer
 /// exists (deleted, or a simple group whose last offset went) is forgotten.
-fn refresh_group(tracker: &mut LagTracker, state: &CoordinatorState, group: &GroupId) {
+fn refresh_group(tracker: &mut LagTracker, state: &CoordinatorState, group: &GroupId) -> Tracking {
     match state.group(group) {
         Some(g) => tracker.record_group(group.as_str(), g.state.as_str(), g.members.len()),
         // A simple group (offsets only) is Empty with no members, as DescribeGroups says.
         None if state.group_committed_offsets(group).next().is_some() => {
             tracker.record_group(group.as_str(), "Empty", 0)
         }
-        None => tracker.remove_group(group.as_str()),
+        None => {
+            tracker.remove_group(group.as_str());
+            Tracking::Tracked
+        }
     }
+}
+
+/// A commit timestamp (the leader's clock when it applied the commit) as the tracker's ms.
+fn timestamp_ms(ms: i64) -> u64 {
+    u64::try_from(ms).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -302,18 +355,79 @@ mod tests {
     fn recommitting_an_unchanged_offset_counts_as_a_commit() {
         // STALLED (committing without moving) is only visible if every commit reaches the
         // tracker, unchanged offsets included.
-        let feed = LagFeed::new(LagTrackerConfig::default());
+        let feed = LagFeed::new(LagTrackerConfig {
+            window_ms: 3_000,
+            ..LagTrackerConfig::default()
+        });
         let mut state = CoordinatorState::new(Config::default());
         feed.start_exporting(&state);
         feed.record_log_offsets(&offsets(100));
         for i in 0..4 {
-            apply(&feed, &mut state, &commit("g", 0, 40, i));
+            apply(&feed, &mut state, &commit("g", 0, 40, i * 1_000));
             feed.sample(i as u64 * 1_000);
         }
-        let snap = feed.snapshot(4_000).unwrap();
+        let snap = feed.snapshot(3_000).unwrap();
         assert_eq!(
             snap.groups[0].partitions[0].status,
             Some(crate::lag::LagStatus::Stalled)
         );
+        assert_eq!(snap.groups[0].offset_commits, 4);
+    }
+
+    #[test]
+    fn a_new_coordinator_knows_when_each_offset_was_committed() {
+        // Committed at 1 s (a consumer that stopped) and at 59 s (one that just committed),
+        // under an earlier coordinator; this one takes office at 60 s with a 10 s window.
+        let feed = LagFeed::new(LagTrackerConfig {
+            window_ms: 10_000,
+            ..LagTrackerConfig::default()
+        });
+        let mut state = CoordinatorState::new(Config::default());
+        state.apply(&commit("stopped", 0, 5, 1_000));
+        state.apply(&commit("busy", 0, 5, 59_000));
+        feed.start_exporting(&state);
+        feed.record_log_offsets(&offsets(9));
+        feed.sample(60_000);
+        let snap = feed.snapshot(60_000).unwrap();
+        let by_group = |g: &str| snap.groups.iter().find(|s| s.group == g).unwrap().clone();
+        let stopped = by_group("stopped");
+        assert_eq!(stopped.status, Some(crate::lag::LagStatus::Stopped));
+        assert!(!stopped.warming_up);
+        let busy = by_group("busy");
+        assert_eq!((busy.status, busy.warming_up), (None, true));
+        assert_eq!(busy.total_lag, Some(4));
+        assert_eq!(busy.offset_commits, 0, "seeded offsets are not commits");
+        // The busy one commits again: counted, and judged once its window is covered.
+        apply(&feed, &mut state, &commit("busy", 0, 9, 61_000));
+        feed.sample(70_000);
+        let busy = feed.snapshot(70_000).unwrap().groups[0].clone();
+        assert_eq!(busy.group, "busy");
+        assert_eq!(busy.offset_commits, 1);
+        assert_eq!(
+            (busy.status, busy.warming_up),
+            (Some(crate::lag::LagStatus::Ok), false)
+        );
+    }
+
+    #[test]
+    fn limits_are_counted_and_each_is_logged_once_per_term() {
+        let feed = LagFeed::new(LagTrackerConfig {
+            groups_max: 1,
+            ..LagTrackerConfig::default()
+        });
+        let mut state = CoordinatorState::new(Config::default());
+        state.apply(&commit("a", 0, 1, 1));
+        state.apply(&commit("b", 0, 1, 1));
+        feed.start_exporting(&state);
+        for i in 0..3 {
+            apply(&feed, &mut state, &commit("c", 0, i, 2));
+        }
+        let usage = feed.snapshot(0).unwrap().usage;
+        assert_eq!(usage.groups, 1);
+        // One refused seed (b) and three refused commits (c).
+        assert_eq!(usage.untracked_group_offsets, 4);
+        assert_eq!(feed.lock().warned, vec![Limit::Groups]);
+        feed.stop_exporting();
+        assert!(feed.lock().warned.is_empty());
     }
 }

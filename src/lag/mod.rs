@@ -28,9 +28,10 @@ pub use exporter::run_exporter;
 pub use feed::{LagFeed, LogOffsets};
 pub use log_offsets::LogOffsetsPoller;
 pub use sampler::{run_sampler, wall_clock_ms, SharedLagTracker};
-pub use status::{evaluate, LagStatus, Observation};
+pub use status::{evaluate, judge, Coverage, LagStatus, Observation, Verdict};
 pub use tracker::{
-    GroupSnapshot, LagPoint, LagTracker, LagTrackerConfig, PartitionSnapshot, Snapshot,
+    GroupSnapshot, LagPoint, LagTracker, LagTrackerConfig, Limit, PartitionSnapshot, Snapshot,
+    Tracking, Usage,
 };
 
 /// Lag as Kafka's tools compute it: log-end offset minus committed offset, only when both are

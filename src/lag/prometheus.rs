@@ -23,6 +23,18 @@ pub const GROUP_STATUS: &str = "cohort_group_status";
 pub const MEMBERS: &str = "cohort_group_members";
 /// 1 for a group's current state, by group and state.
 pub const STATE: &str = "cohort_group_state";
+/// Offsets a group committed (one per partition per commit, unchanged offsets included) since
+/// this node became the coordinator: a counter, by group, for `rate()`.
+pub const OFFSET_COMMITS_TOTAL: &str = "cohort_group_offset_commits_total";
+/// 1 while a group's status waits for its window (no `cohort_group_status` then), by group.
+pub const STATUS_WARMING_UP: &str = "cohort_group_status_warming_up";
+/// Committed offsets the tracker left out because a limit was reached, by `what` (`group`,
+/// `partition`).
+pub const UNTRACKED_OFFSETS_TOTAL: &str = "cohort_lag_untracked_offsets_total";
+/// Groups the tracker follows.
+pub const TRACKED_GROUPS: &str = "cohort_lag_tracked_groups";
+/// The tracker's limits, by `limit` (`groups`, `partitions`, `partitions_per_group`).
+pub const LIMIT: &str = "cohort_lag_limit";
 
 /// Prometheus label value escaping: backslash, double quote, newline.
 fn label(v: &str) -> String {
@@ -32,8 +44,12 @@ fn label(v: &str) -> String {
 }
 
 fn family(out: &mut String, name: &str, help: &str) {
+    typed_family(out, name, "gauge", help);
+}
+
+fn typed_family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} gauge");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 /// The lag families for `snapshot`.
@@ -106,7 +122,68 @@ pub fn render(snapshot: &Snapshot) -> String {
             );
         }
     }
+    family(
+        &mut out,
+        STATUS_WARMING_UP,
+        "1 while the consumer group's lag status waits for its evaluation window to fill (after the coordinator started or the group began committing), 0 once judged.",
+    );
+    for g in &snapshot.groups {
+        let _ = writeln!(
+            out,
+            "{STATUS_WARMING_UP}{{group=\"{}\"}} {}",
+            label(&g.group),
+            u8::from(g.warming_up)
+        );
+    }
+    typed_family(
+        &mut out,
+        OFFSET_COMMITS_TOTAL,
+        "counter",
+        "Offsets committed by the consumer group (one per partition per commit, unchanged offsets included) since this node became the group coordinator.",
+    );
+    for g in &snapshot.groups {
+        let _ = writeln!(
+            out,
+            "{OFFSET_COMMITS_TOTAL}{{group=\"{}\"}} {}",
+            label(&g.group),
+            g.offset_commits
+        );
+    }
+    render_usage(&mut out, &snapshot.usage);
     out
+}
+
+fn render_usage(out: &mut String, usage: &super::tracker::Usage) {
+    typed_family(
+        out,
+        UNTRACKED_OFFSETS_TOTAL,
+        "counter",
+        "Committed offsets the lag tracker left out because a limit was reached (see cohort_lag_limit), by what was not tracked: a new group or a new group partition.",
+    );
+    for (what, n) in [
+        ("group", usage.untracked_group_offsets),
+        ("partition", usage.untracked_partition_offsets),
+    ] {
+        let _ = writeln!(out, "{UNTRACKED_OFFSETS_TOTAL}{{what=\"{what}\"}} {n}");
+    }
+    family(
+        out,
+        TRACKED_GROUPS,
+        "Consumer groups the lag tracker follows.",
+    );
+    let _ = writeln!(out, "{TRACKED_GROUPS} {}", usage.groups);
+    family(
+        out,
+        LIMIT,
+        "Limits of the lag tracker (cohort serve --lag-groups-max, --lag-partitions-max, --lag-partitions-per-group-max).",
+    );
+    for (limit, n) in [
+        ("groups", usage.groups_max),
+        ("partitions", usage.partitions_max),
+        ("partitions_per_group", usage.partitions_per_group_max),
+    ] {
+        let _ = writeln!(out, "{LIMIT}{{limit=\"{limit}\"}} {n}");
+    }
 }
 
 #[cfg(test)]
@@ -119,20 +196,37 @@ mod tests {
     fn families_carry_the_snapshot_figures() {
         let mut t = LagTracker::new(LagTrackerConfig::default());
         let tp = TopicPartition::new("orders", 2);
-        t.record_group("billing", "Stable", 3);
-        t.record_commit("billing", &tp, 40);
-        t.record_log_offsets(&tp, Some(0), 52);
-        t.sample(1_000);
-        let text = render(&t.snapshot(1_000));
+        let _ = t.record_group("billing", "Stable", 3);
+        // A consumer keeping a steady lag of 12 over a whole window.
+        let window_ms = t.config().window_ms;
+        for i in 0..=2 {
+            let at = 1_000 + i * window_ms / 2;
+            let offset = 40 + i as i64;
+            let _ = t.record_commit("billing", &tp, offset, at);
+            t.record_log_offsets(&tp, Some(0), offset + 12);
+            t.sample(at);
+        }
+        let now = 1_000 + window_ms;
+        let text = render(&t.snapshot(now));
         for line in [
-            "cohort_group_committed_offset{group=\"billing\",topic=\"orders\",partition=\"2\"} 40",
-            "cohort_group_log_end_offset{group=\"billing\",topic=\"orders\",partition=\"2\"} 52",
+            "cohort_group_committed_offset{group=\"billing\",topic=\"orders\",partition=\"2\"} 42",
+            "cohort_group_log_end_offset{group=\"billing\",topic=\"orders\",partition=\"2\"} 54",
             "cohort_group_lag{group=\"billing\",topic=\"orders\",partition=\"2\"} 12",
             "cohort_group_lag_status{group=\"billing\",topic=\"orders\",partition=\"2\"} 0",
             "cohort_group_total_lag{group=\"billing\"} 12",
             "cohort_group_status{group=\"billing\"} 0",
             "cohort_group_members{group=\"billing\"} 3",
             "cohort_group_state{group=\"billing\",state=\"Stable\"} 1",
+            "cohort_group_status_warming_up{group=\"billing\"} 0",
+            "cohort_group_offset_commits_total{group=\"billing\"} 3",
+            "# TYPE cohort_group_offset_commits_total counter",
+            "cohort_lag_untracked_offsets_total{what=\"group\"} 0",
+            "cohort_lag_untracked_offsets_total{what=\"partition\"} 0",
+            "# TYPE cohort_lag_untracked_offsets_total counter",
+            "cohort_lag_tracked_groups 1",
+            "cohort_lag_limit{limit=\"groups\"} 10000",
+            "cohort_lag_limit{limit=\"partitions\"} 50000",
+            "cohort_lag_limit{limit=\"partitions_per_group\"} 10000",
             "# TYPE cohort_group_lag gauge",
         ] {
             assert!(
@@ -146,7 +240,7 @@ mod tests {
     fn labels_are_escaped_and_unknowns_omitted() {
         let mut t = LagTracker::new(LagTrackerConfig::default());
         let tp = TopicPartition::new("t", 0);
-        t.record_commit("we\"ird\\g\n", &tp, 1);
+        let _ = t.record_commit("we\"ird\\g\n", &tp, 1, 0);
         t.sample(0);
         let text = render(&t.snapshot(0));
         assert!(text.contains("cohort_group_committed_offset{group=\"we\\\"ird\\\\g\\n\",topic=\"t\",partition=\"0\"} 1"));
@@ -154,5 +248,46 @@ mod tests {
         assert!(!text.contains("cohort_group_lag{"));
         assert!(!text.contains("cohort_group_total_lag{"));
         assert!(!text.contains("cohort_group_members{"));
+    }
+
+    #[test]
+    fn a_warming_group_has_no_status_but_says_it_warms_up() {
+        let mut t = LagTracker::new(LagTrackerConfig::default());
+        let tp = TopicPartition::new("t", 0);
+        let _ = t.seed_commit("g", &tp, 1, 1_000);
+        t.record_log_offsets(&tp, None, 9);
+        t.sample(2_000);
+        let text = render(&t.snapshot(2_000));
+        assert!(text.contains("cohort_group_lag{group=\"g\",topic=\"t\",partition=\"0\"} 8"));
+        assert!(!text.contains("cohort_group_lag_status{"), "{text}");
+        assert!(!text.contains("cohort_group_status{"), "{text}");
+        assert!(text.contains("cohort_group_status_warming_up{group=\"g\"} 1"));
+        assert!(text.contains("cohort_group_offset_commits_total{group=\"g\"} 0"));
+    }
+
+    #[test]
+    fn refused_offsets_are_counted_by_what_was_refused() {
+        let mut t = LagTracker::new(LagTrackerConfig {
+            groups_max: 1,
+            partitions_per_group_max: 1,
+            ..LagTrackerConfig::default()
+        });
+        let _ = t.record_commit("a", &TopicPartition::new("t", 0), 1, 0);
+        let _ = t.record_commit("a", &TopicPartition::new("t", 1), 1, 0);
+        let _ = t.record_commit("b", &TopicPartition::new("t", 0), 1, 0);
+        let _ = t.record_commit("b", &TopicPartition::new("t", 0), 2, 0);
+        let text = render(&t.snapshot(0));
+        for line in [
+            "cohort_lag_untracked_offsets_total{what=\"group\"} 2",
+            "cohort_lag_untracked_offsets_total{what=\"partition\"} 1",
+            "cohort_lag_tracked_groups 1",
+            "cohort_lag_limit{limit=\"groups\"} 1",
+            "cohort_lag_limit{limit=\"partitions_per_group\"} 1",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
     }
 }

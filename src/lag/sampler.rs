@@ -51,7 +51,7 @@ mod tests {
     #[tokio::test]
     async fn the_sampler_samples_until_shutdown() {
         let shared: SharedLagTracker = std::sync::Arc::new(std::sync::Mutex::new(tracker()));
-        shared.lock().unwrap().record_commit("g", &tp(0), 1);
+        let _ = shared.lock().unwrap().record_commit("g", &tp(0), 1, 0);
         shared.lock().unwrap().record_log_offsets(&tp(0), None, 3);
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let task = tokio::spawn(run_sampler(

@@ -15,6 +15,13 @@
 //! A window with fewer than two observations of a known lag only gets ERROR or OK. A partition
 //! whose committed or log-end offset is unknown has no status (`None`, shown as `-`).
 //!
+//! The server's tracker also knows what a window does not show: when it started watching a
+//! partition and when the partition's last commit was (from the applied state, so also for
+//! commits made before this node became the coordinator). `judge` uses both so a window that
+//! does not yet span `window_ms` claims nothing it cannot know: ERROR, OK from a zero lag, and
+//! STOPPED from a last commit older than the window are certain at once; anything else is
+//! "warming up" until the window is covered.
+//!
 //! "Commits arriving" needs a commit counter: the server's tracker sees every commit, while a
 //! client sampling OffsetFetch cannot tell a re-commit of the same offset from no commit, so for
 //! it an unmoving offset is STOPPED.
@@ -130,6 +137,64 @@ pub fn evaluate(window: &[Observation]) -> Option<LagStatus> {
     Some(LagStatus::Ok)
 }
 
+/// What a tracker knows about a partition beyond its window of observations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Coverage {
+    /// The first observation this tracker took of the partition (it has no older ones).
+    pub watched_since_ms: u64,
+    /// When the partition's latest commit was applied, as the commit's own timestamp says.
+    pub last_commit_ms: Option<u64>,
+    /// The span a window must cover before its verdict stands.
+    pub window_ms: u64,
+}
+
+/// A tracker's verdict on one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Committed or log-end offset unknown.
+    Unknown,
+    /// Known to be this.
+    Status(LagStatus),
+    /// The window is shorter than `window_ms` and what it shows decides nothing yet.
+    WarmingUp,
+}
+
+impl Verdict {
+    /// The status, when one is known.
+    pub fn status(self) -> Option<LagStatus> {
+        match self {
+            Verdict::Status(s) => Some(s),
+            Verdict::Unknown | Verdict::WarmingUp => None,
+        }
+    }
+}
+
+/// Judges `window` (oldest first) knowing `coverage`: `evaluate`'s verdict once the window spans
+/// `coverage.window_ms`; before that only what is already certain (see the module docs).
+pub fn judge(window: &[Observation], coverage: Coverage) -> Verdict {
+    let Some(status) = evaluate(window) else {
+        return Verdict::Unknown;
+    };
+    let now = window.last().map_or(0, |o| o.at_ms);
+    if status == LagStatus::Error
+        || now.saturating_sub(coverage.watched_since_ms) >= coverage.window_ms
+    {
+        return Verdict::Status(status);
+    }
+    if window.iter().any(|o| o.lag().is_some_and(|l| l <= 0)) {
+        return Verdict::Status(LagStatus::Ok);
+    }
+    // Behind in every observation, and no commit for a whole window: a full window would
+    // say STOPPED too, whatever else it held.
+    if coverage
+        .last_commit_ms
+        .is_some_and(|at| now.saturating_sub(at) >= coverage.window_ms)
+    {
+        return Verdict::Status(LagStatus::Stopped);
+    }
+    Verdict::WarmingUp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,6 +296,64 @@ mod tests {
     #[test]
     fn a_single_observation_behind_is_ok() {
         assert_eq!(evaluate(&window(&[(10, 20, None)])), Some(LagStatus::Ok));
+    }
+
+    fn coverage(watched_since_ms: u64, last_commit_ms: Option<u64>) -> Coverage {
+        Coverage {
+            watched_since_ms,
+            last_commit_ms,
+            window_ms: 10_000,
+        }
+    }
+
+    #[test]
+    fn a_short_window_behind_with_a_recent_commit_is_warming_up() {
+        // Two observations behind, not moving: a full window would call it STOPPED, but the
+        // last commit was 2 s ago and the window spans 1 s of the 10 required.
+        let w = window(&[(10, 20, Some(0)), (10, 20, Some(0))]);
+        assert_eq!(evaluate(&w), Some(LagStatus::Stopped));
+        assert_eq!(judge(&w, coverage(0, Some(0))), Verdict::WarmingUp);
+        assert_eq!(judge(&w, coverage(0, Some(0))).status(), None);
+    }
+
+    #[test]
+    fn a_short_window_behind_whose_last_commit_is_older_than_the_window_is_stopped() {
+        let mut w = window(&[(10, 20, Some(0))]);
+        w[0].at_ms = 50_000;
+        assert_eq!(evaluate(&w), Some(LagStatus::Ok));
+        assert_eq!(
+            judge(&w, coverage(50_000, Some(40_000))),
+            Verdict::Status(LagStatus::Stopped)
+        );
+        assert_eq!(
+            judge(&w, coverage(50_000, Some(40_001))),
+            Verdict::WarmingUp
+        );
+    }
+
+    #[test]
+    fn certain_verdicts_need_no_full_window() {
+        let caught_up = window(&[(20, 20, Some(0))]);
+        assert_eq!(
+            judge(&caught_up, coverage(0, Some(0))),
+            Verdict::Status(LagStatus::Ok)
+        );
+        let past_end = window(&[(25, 20, Some(0))]);
+        assert_eq!(
+            judge(&past_end, coverage(0, Some(0))),
+            Verdict::Status(LagStatus::Error)
+        );
+        let mut unknown = window(&[(10, 20, None)]);
+        unknown[0].log_end = None;
+        assert_eq!(judge(&unknown, coverage(0, Some(0))), Verdict::Unknown);
+    }
+
+    #[test]
+    fn a_covered_window_gets_the_evaluator_verdict() {
+        let w = window(&[(10, 20, Some(3)), (10, 20, Some(4)), (10, 21, Some(5))]);
+        let mut c = coverage(0, Some(2_000));
+        c.window_ms = 2_000;
+        assert_eq!(judge(&w, c), Verdict::Status(LagStatus::Stalled));
     }
 
     #[test]

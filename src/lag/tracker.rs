@@ -3,7 +3,12 @@
 //! (or, in a cluster, the partitions' nodes) report them, group state and membership; `sample`
 //! turns the latest values into one observation per group partition and one point of each
 //! group's lag history. Everything is bounded: the window and history by time and count, the
-//! number of groups and of partitions per group by configuration.
+//! number of groups and of partitions per group by configuration. What a limit refuses is
+//! counted and reported (`Refusal`, `Usage`), never silently dropped.
+//!
+//! A partition's status is judged with what the window cannot show: when the tracker began
+//! watching it and when its last commit was (`status::judge`), so a tracker that just started
+//! (a new coordinator) says "warming up" instead of OK until its window is covered.
 //!
 //! ```text
 //!   record_commit / record_log_offsets / record_group ──► latest values
@@ -15,7 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use super::status::{evaluate, LagStatus, Observation};
+use super::status::{judge, Coverage, LagStatus, Observation, Verdict};
 use crate::client::TopicPartition;
 
 /// Limits and windows of a tracker.
@@ -52,10 +57,85 @@ impl Default for LagTrackerConfig {
     }
 }
 
+/// A limit of the tracker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Limit {
+    /// `groups_max`: a new group was not tracked.
+    Groups,
+    /// `partitions_per_group_max`: a new partition of a tracked group was not tracked.
+    PartitionsPerGroup,
+    /// `partitions_max`: a new group partition was not tracked.
+    Partitions,
+}
+
+impl Limit {
+    /// What the limit refuses: `group` or `partition` (the `what` label of the metric).
+    pub fn refuses(self) -> &'static str {
+        match self {
+            Limit::Groups => "group",
+            Limit::PartitionsPerGroup | Limit::Partitions => "partition",
+        }
+    }
+
+    /// The `cohort serve` flag that sets it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Limit::Groups => "--lag-groups-max",
+            Limit::PartitionsPerGroup => "--lag-partitions-per-group-max",
+            Limit::Partitions => "--lag-partitions-max",
+        }
+    }
+
+    /// Its value in `config`.
+    pub fn value(self, config: &LagTrackerConfig) -> usize {
+        match self {
+            Limit::Groups => config.groups_max,
+            Limit::PartitionsPerGroup => config.partitions_per_group_max,
+            Limit::Partitions => config.partitions_max,
+        }
+    }
+}
+
+/// Whether an update was tracked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a refusal must reach the operator"]
+pub enum Tracking {
+    /// Tracked.
+    Tracked,
+    /// Not tracked because this limit is reached.
+    Refused(Limit),
+}
+
+/// How full the tracker is, and what its limits refused (committed offsets of untracked groups
+/// and partitions since the tracker was made).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Groups tracked.
+    pub groups: usize,
+    /// Group partitions tracked, over every group.
+    pub partitions: usize,
+    /// The groups limit.
+    pub groups_max: usize,
+    /// The limit of group partitions in all.
+    pub partitions_max: usize,
+    /// The limit of partitions per group.
+    pub partitions_per_group_max: usize,
+    /// Committed offsets (applied commits, and the offsets held when the tracker started) of
+    /// groups the groups limit left out.
+    pub untracked_group_offsets: u64,
+    /// Committed offsets of group partitions a partitions limit left out.
+    pub untracked_partition_offsets: u64,
+}
+
 #[derive(Debug, Clone, Default)]
 struct PartitionTrack {
     committed: Option<i64>,
+    /// Commits seen since tracked (the evaluator only compares them).
     commits: u64,
+    /// The latest commit's own timestamp (a seeded one included).
+    last_commit_ms: Option<u64>,
+    /// This tracker's first observation of the partition.
+    watched_since_ms: Option<u64>,
     window: VecDeque<Observation>,
 }
 
@@ -63,6 +143,8 @@ struct PartitionTrack {
 struct GroupTrack {
     state: Option<String>,
     members: Option<usize>,
+    /// Offsets committed since tracked (one per partition per commit), for a counter.
+    offset_commits: u64,
     partitions: BTreeMap<TopicPartition, PartitionTrack>,
     history: VecDeque<LagPoint>,
 }
@@ -97,6 +179,8 @@ pub struct PartitionSnapshot {
     pub lag: Option<i64>,
     /// Lag status over the window.
     pub status: Option<LagStatus>,
+    /// No status yet: the window does not span the window length and decides nothing.
+    pub warming_up: bool,
 }
 
 /// One group in a snapshot.
@@ -110,8 +194,14 @@ pub struct GroupSnapshot {
     pub members: Option<usize>,
     /// Sum of the known partition lags.
     pub total_lag: Option<i64>,
-    /// The worst partition status.
+    /// The worst partition status; none while a partition warms up and the others are not
+    /// already STOPPED or worse (a warming partition may yet turn out worse than them).
     pub status: Option<LagStatus>,
+    /// Some partition's status is still warming up.
+    pub warming_up: bool,
+    /// Offsets committed since this tracker began (one per partition per commit, unchanged
+    /// offsets included): a counter.
+    pub offset_commits: u64,
     /// Partitions, ordered by topic and index.
     pub partitions: Vec<PartitionSnapshot>,
     /// Lag history, oldest first.
@@ -129,6 +219,20 @@ pub struct Snapshot {
     /// the console to show.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// How full the tracker is and what its limits left out.
+    pub usage: Usage,
+}
+
+impl Snapshot {
+    /// A snapshot with no groups, saying why.
+    pub fn empty(taken_at_ms: u64, notice: String) -> Snapshot {
+        Snapshot {
+            taken_at_ms,
+            groups: Vec::new(),
+            notice: Some(notice),
+            usage: Usage::default(),
+        }
+    }
 }
 
 impl Serialize for LagStatus {
@@ -145,6 +249,10 @@ pub struct LagTracker {
     logs: BTreeMap<TopicPartition, LogOffsets>,
     /// Group partitions tracked, over every group (bounded by `partitions_max`).
     partitions: usize,
+    /// Committed offsets refused by the groups limit.
+    untracked_group_offsets: u64,
+    /// Committed offsets refused by a partitions limit.
+    untracked_partition_offsets: u64,
 }
 
 impl LagTracker {
@@ -155,6 +263,8 @@ impl LagTracker {
             groups: BTreeMap::new(),
             logs: BTreeMap::new(),
             partitions: 0,
+            untracked_group_offsets: 0,
+            untracked_partition_offsets: 0,
         }
     }
 
@@ -163,48 +273,93 @@ impl LagTracker {
         &self.config
     }
 
-    fn group_mut(&mut self, group: &str) -> Option<&mut GroupTrack> {
+    /// Whether `group` is tracked, adding it if the limit allows.
+    fn admit_group(&mut self, group: &str) -> Tracking {
         if !self.groups.contains_key(group) {
             if self.groups.len() >= self.config.groups_max {
-                return None;
+                return Tracking::Refused(Limit::Groups);
             }
             self.groups.insert(group.to_string(), GroupTrack::default());
         }
-        self.groups.get_mut(group)
+        Tracking::Tracked
     }
 
-    /// A commit the coordinator applied (every commit counts, even of an unchanged offset:
-    /// that is how STALLED is told from STOPPED).
-    pub fn record_commit(&mut self, group: &str, tp: &TopicPartition, offset: i64) {
+    /// A commit the coordinator applied, stamped `committed_at_ms` (every commit counts, even
+    /// of an unchanged offset: that is how STALLED is told from STOPPED).
+    pub fn record_commit(
+        &mut self,
+        group: &str,
+        tp: &TopicPartition,
+        offset: i64,
+        committed_at_ms: u64,
+    ) -> Tracking {
+        self.commit(group, tp, offset, committed_at_ms, true)
+    }
+
+    /// A committed offset as the applied state holds it when the tracker starts: known, with
+    /// its commit's timestamp, but not a commit seen by this tracker.
+    pub fn seed_commit(
+        &mut self,
+        group: &str,
+        tp: &TopicPartition,
+        offset: i64,
+        committed_at_ms: u64,
+    ) -> Tracking {
+        self.commit(group, tp, offset, committed_at_ms, false)
+    }
+
+    fn commit(
+        &mut self,
+        group: &str,
+        tp: &TopicPartition,
+        offset: i64,
+        committed_at_ms: u64,
+        seen: bool,
+    ) -> Tracking {
+        if let Tracking::Refused(limit) = self.admit_group(group) {
+            self.untracked_group_offsets = self.untracked_group_offsets.saturating_add(1);
+            return Tracking::Refused(limit);
+        }
         let LagTracker {
             config,
             groups,
             partitions,
+            untracked_partition_offsets,
             ..
         } = self;
-        if !groups.contains_key(group) {
-            if groups.len() >= config.groups_max {
-                return;
-            }
-            groups.insert(group.to_string(), GroupTrack::default());
-        }
         let Some(g) = groups.get_mut(group) else {
-            return;
+            return Tracking::Tracked;
         };
+        if seen {
+            g.offset_commits = g.offset_commits.saturating_add(1);
+        }
         // Commits arrive at the coordinator's rate: a known partition costs no allocation.
         if !g.partitions.contains_key(tp) {
-            if g.partitions.len() >= config.partitions_per_group_max
-                || *partitions >= config.partitions_max
-            {
-                return;
+            let refused = if g.partitions.len() >= config.partitions_per_group_max {
+                Some(Limit::PartitionsPerGroup)
+            } else if *partitions >= config.partitions_max {
+                Some(Limit::Partitions)
+            } else {
+                None
+            };
+            if let Some(limit) = refused {
+                *untracked_partition_offsets = untracked_partition_offsets.saturating_add(1);
+                return Tracking::Refused(limit);
             }
             *partitions += 1;
             g.partitions.insert(tp.clone(), PartitionTrack::default());
         }
         if let Some(p) = g.partitions.get_mut(tp) {
             p.committed = Some(offset);
-            p.commits = p.commits.saturating_add(1);
+            if seen {
+                p.commits = p.commits.saturating_add(1);
+            }
+            p.last_commit_ms = Some(
+                p.last_commit_ms
+                    .map_or(committed_at_ms, |at| at.max(committed_at_ms)),
+            );
         }
+        Tracking::Tracked
     }
 
     /// The latest log-start (if known) and log-end offsets of a partition.
@@ -224,11 +379,13 @@ impl LagTracker {
     }
 
     /// A group's state and member count.
-    pub fn record_group(&mut self, group: &str, state: &str, members: usize) {
-        if let Some(g) = self.group_mut(group) {
+    pub fn record_group(&mut self, group: &str, state: &str, members: usize) -> Tracking {
+        let tracking = self.admit_group(group);
+        if let Some(g) = self.groups.get_mut(group) {
             g.state = Some(state.to_string());
             g.members = Some(members);
         }
+        tracking
     }
 
     /// Forgets a deleted group.
@@ -268,6 +425,19 @@ impl LagTracker {
         self.partitions
     }
 
+    /// How full the tracker is and what its limits refused.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            groups: self.groups.len(),
+            partitions: self.partitions,
+            groups_max: self.config.groups_max,
+            partitions_max: self.config.partitions_max,
+            partitions_per_group_max: self.config.partitions_per_group_max,
+            untracked_group_offsets: self.untracked_group_offsets,
+            untracked_partition_offsets: self.untracked_partition_offsets,
+        }
+    }
+
     /// Every partition some tracked group has an offset on: the ones whose log offsets matter.
     pub fn consumed_partitions(&self) -> std::collections::HashSet<TopicPartition> {
         self.groups
@@ -295,6 +465,7 @@ impl LagTracker {
                 if let Some(lag) = super::offset_lag(obs.committed, obs.log_end) {
                     total = Some(total.unwrap_or(0).saturating_add(lag));
                 }
+                p.watched_since_ms.get_or_insert(now_ms);
                 p.window.push_back(obs);
                 while p.window.len() > self.config.observations_max
                     || p.window.front().is_some_and(|o| o.at_ms < window_start)
@@ -327,8 +498,22 @@ impl LagTracker {
     /// The status of one group partition over the current window.
     pub fn partition_status(&self, group: &str, tp: &TopicPartition) -> Option<LagStatus> {
         let p = self.groups.get(group)?.partitions.get(tp)?;
+        self.verdict(p).status()
+    }
+
+    fn verdict(&self, p: &PartitionTrack) -> Verdict {
+        let Some(watched_since_ms) = p.watched_since_ms else {
+            return Verdict::Unknown;
+        };
         let window: Vec<Observation> = p.window.iter().copied().collect();
-        evaluate(&window)
+        judge(
+            &window,
+            Coverage {
+                watched_since_ms,
+                last_commit_ms: p.last_commit_ms,
+                window_ms: self.config.window_ms,
+            },
+        )
     }
 
     /// Everything known, at `now_ms`.
@@ -342,25 +527,30 @@ impl LagTracker {
                     .iter()
                     .map(|(tp, p)| {
                         let log_end = self.logs.get(tp).and_then(|l| l.log_end);
-                        let window: Vec<Observation> = p.window.iter().copied().collect();
+                        let verdict = self.verdict(p);
                         PartitionSnapshot {
                             topic: tp.topic.clone(),
                             partition: tp.partition,
                             committed: p.committed,
                             log_end,
                             lag: super::offset_lag(p.committed, log_end),
-                            status: evaluate(&window),
+                            status: verdict.status(),
+                            warming_up: verdict == Verdict::WarmingUp,
                         }
                     })
                     .collect();
                 let lags: Vec<i64> = partitions.iter().filter_map(|p| p.lag).collect();
+                let warming_up = partitions.iter().any(|p| p.warming_up);
+                let worst = partitions.iter().filter_map(|p| p.status).max();
                 GroupSnapshot {
                     group: id.clone(),
                     state: g.state.clone(),
                     members: g.members,
                     total_lag: (!lags.is_empty())
                         .then(|| lags.iter().fold(0i64, |a, b| a.saturating_add(*b))),
-                    status: partitions.iter().filter_map(|p| p.status).max(),
+                    status: worst.filter(|w| !warming_up || *w >= LagStatus::Stopped),
+                    warming_up,
+                    offset_commits: g.offset_commits,
                     history: g.history.iter().copied().collect(),
                     partitions,
                 }
@@ -370,6 +560,7 @@ impl LagTracker {
             taken_at_ms: now_ms,
             groups,
             notice: None,
+            usage: self.usage(),
         }
     }
 }
@@ -389,12 +580,19 @@ mod tests {
         })
     }
 
+    fn commit(t: &mut LagTracker, group: &str, p: i32, offset: i64, at_ms: u64) {
+        assert_eq!(
+            t.record_commit(group, &tp(p), offset, at_ms),
+            Tracking::Tracked
+        );
+    }
+
     #[test]
     fn lag_is_log_end_minus_committed_per_partition_and_summed_per_group() {
         let mut t = tracker();
-        t.record_group("g", "Stable", 2);
-        t.record_commit("g", &tp(0), 5);
-        t.record_commit("g", &tp(1), 7);
+        assert_eq!(t.record_group("g", "Stable", 2), Tracking::Tracked);
+        commit(&mut t, "g", 0, 5, 900);
+        commit(&mut t, "g", 1, 7, 900);
         t.record_log_offsets(&tp(0), Some(0), 9);
         t.record_log_offsets(&tp(1), None, 7);
         t.sample(1_000);
@@ -424,7 +622,7 @@ mod tests {
         for _ in 0..5 {
             end += 10;
             t.record_log_offsets(&tp(0), None, end);
-            t.record_commit("g", &tp(0), end);
+            commit(&mut t, "g", 0, end, now);
             now += 1_000;
             t.sample(now);
         }
@@ -439,21 +637,142 @@ mod tests {
         assert_eq!(t.partition_status("g", &tp(0)), Some(LagStatus::Stopped));
         assert_eq!(t.snapshot(now).groups[0].status, Some(LagStatus::Stopped));
         // Resumed: catches up.
-        t.record_commit("g", &tp(0), end);
+        commit(&mut t, "g", 0, end, now);
         now += 1_000;
         t.sample(now);
         assert_eq!(t.partition_status("g", &tp(0)), Some(LagStatus::Ok));
     }
 
     #[test]
-    fn recommitting_the_same_offset_while_behind_is_stalled() {
+    fn recommitting_the_same_offset_while_behind_is_stalled_once_the_window_is_covered() {
         let mut t = tracker();
         t.record_log_offsets(&tp(0), None, 100);
-        for i in 0..4 {
-            t.record_commit("g", &tp(0), 40);
+        for i in 0..=10 {
+            commit(&mut t, "g", 0, 40, i * 1_000);
             t.sample(i * 1_000);
+            if i < 10 {
+                assert_eq!(t.partition_status("g", &tp(0)), None, "at {i} s");
+                assert!(t.snapshot(i * 1_000).groups[0].partitions[0].warming_up);
+            }
         }
         assert_eq!(t.partition_status("g", &tp(0)), Some(LagStatus::Stalled));
+        assert!(!t.snapshot(10_000).groups[0].warming_up);
+    }
+
+    #[test]
+    fn a_new_tracker_seeded_with_a_commit_older_than_the_window_says_stopped_at_once() {
+        // The consumer stopped before this node became the coordinator.
+        let mut t = tracker();
+        assert_eq!(t.seed_commit("g", &tp(0), 40, 1_000), Tracking::Tracked);
+        t.record_log_offsets(&tp(0), None, 100);
+        t.sample(11_000);
+        assert_eq!(t.partition_status("g", &tp(0)), Some(LagStatus::Stopped));
+        let g = &t.snapshot(11_000).groups[0];
+        assert_eq!(g.status, Some(LagStatus::Stopped));
+        assert!(!g.warming_up);
+        assert_eq!(g.offset_commits, 0, "a seed is not a commit");
+    }
+
+    #[test]
+    fn a_new_tracker_seeded_with_a_recent_commit_warms_up_instead_of_claiming_ok() {
+        let mut t = tracker();
+        assert_eq!(t.seed_commit("g", &tp(0), 40, 9_000), Tracking::Tracked);
+        t.record_log_offsets(&tp(0), None, 100);
+        t.sample(10_000);
+        let g = &t.snapshot(10_000).groups[0];
+        assert_eq!(g.partitions[0].status, None);
+        assert!(g.partitions[0].warming_up);
+        assert_eq!((g.status, g.warming_up), (None, true));
+        assert_eq!(g.total_lag, Some(60), "the lag itself is known");
+        // Nothing moves: a window after the last commit it is STOPPED.
+        for now in [12_000, 15_000, 18_000] {
+            t.sample(now);
+            assert_eq!(t.partition_status("g", &tp(0)), None, "at {now}");
+        }
+        t.sample(19_000);
+        assert_eq!(t.partition_status("g", &tp(0)), Some(LagStatus::Stopped));
+    }
+
+    #[test]
+    fn a_group_status_waits_for_its_warming_partitions_unless_already_stopped() {
+        let mut t = tracker();
+        // Partition 0 caught up (OK for certain), partition 1 behind with a fresh commit.
+        commit(&mut t, "g", 0, 10, 1_000);
+        commit(&mut t, "g", 1, 10, 1_000);
+        t.record_log_offsets(&tp(0), None, 10);
+        t.record_log_offsets(&tp(1), None, 50);
+        t.sample(1_000);
+        let g = &t.snapshot(1_000).groups[0];
+        assert_eq!(g.partitions[0].status, Some(LagStatus::Ok));
+        assert!(g.partitions[1].warming_up);
+        assert_eq!((g.status, g.warming_up), (None, true));
+        // Another group: one partition STOPPED for certain, one warming: STOPPED already.
+        assert_eq!(t.seed_commit("h", &tp(0), 1, 0), Tracking::Tracked);
+        commit(&mut t, "h", 1, 10, 11_000);
+        t.sample(11_000);
+        let h = &t.snapshot(11_000).groups[1];
+        assert_eq!(h.partitions[0].status, Some(LagStatus::Stopped));
+        assert!(h.partitions[1].warming_up);
+        assert_eq!((h.status, h.warming_up), (Some(LagStatus::Stopped), true));
+    }
+
+    #[test]
+    fn offset_commits_count_every_applied_commit_of_the_group() {
+        let mut t = tracker();
+        assert_eq!(t.seed_commit("g", &tp(0), 1, 0), Tracking::Tracked);
+        commit(&mut t, "g", 0, 1, 1);
+        commit(&mut t, "g", 0, 1, 2);
+        commit(&mut t, "g", 1, 5, 2);
+        t.remove_partition("g", &tp(1));
+        assert_eq!(t.snapshot(3).groups[0].offset_commits, 3);
+    }
+
+    #[test]
+    fn limits_refuse_new_groups_and_partitions_and_count_what_they_refuse() {
+        let mut t = LagTracker::new(LagTrackerConfig {
+            groups_max: 2,
+            partitions_per_group_max: 2,
+            partitions_max: 3,
+            ..LagTrackerConfig::default()
+        });
+        commit(&mut t, "a", 0, 1, 0);
+        commit(&mut t, "a", 1, 1, 0);
+        assert_eq!(
+            t.record_commit("a", &tp(2), 1, 0),
+            Tracking::Refused(Limit::PartitionsPerGroup)
+        );
+        commit(&mut t, "b", 0, 1, 0);
+        assert_eq!(
+            t.record_commit("b", &tp(1), 1, 0),
+            Tracking::Refused(Limit::Partitions)
+        );
+        assert_eq!(
+            t.record_commit("c", &tp(0), 1, 0),
+            Tracking::Refused(Limit::Groups)
+        );
+        assert_eq!(
+            t.record_group("c", "Stable", 1),
+            Tracking::Refused(Limit::Groups)
+        );
+        assert_eq!(t.record_group("a", "Stable", 1), Tracking::Tracked);
+        assert_eq!(
+            t.usage(),
+            Usage {
+                groups: 2,
+                partitions: 3,
+                groups_max: 2,
+                partitions_max: 3,
+                partitions_per_group_max: 2,
+                untracked_group_offsets: 1,
+                untracked_partition_offsets: 2,
+            }
+        );
+        // Room again once a group goes: the next commit of `c` is tracked.
+        t.remove_group("b");
+        commit(&mut t, "c", 0, 1, 0);
+        assert_eq!(t.snapshot(0).usage.groups, 2);
+        assert_eq!(Limit::Groups.refuses(), "group");
+        assert_eq!(Limit::Partitions.refuses(), "partition");
     }
 
     #[test]
@@ -468,9 +787,9 @@ mod tests {
             partitions_max: 1_000,
         });
         t.record_log_offsets(&tp(0), None, 10);
-        t.record_commit("g", &tp(0), 1);
-        t.record_commit("g", &tp(1), 1); // over the partition limit: ignored
-        t.record_commit("h", &tp(0), 1); // over the group limit: ignored
+        commit(&mut t, "g", 0, 1, 0);
+        let _over_partitions = t.record_commit("g", &tp(1), 1, 0);
+        let _over_groups = t.record_commit("h", &tp(0), 1, 0);
         for i in 0..50 {
             t.sample(i * 1_000);
         }
@@ -485,7 +804,7 @@ mod tests {
     #[test]
     fn removing_forgets() {
         let mut t = tracker();
-        t.record_commit("g", &tp(0), 1);
+        commit(&mut t, "g", 0, 1, 0);
         t.remove_partition("g", &tp(0));
         assert!(t.snapshot(0).groups[0].partitions.is_empty());
         t.remove_group("g");
