@@ -1,7 +1,9 @@
 //! Lag in a three-process cluster: only the coordinator (the Raft leader) exports group
 //! figures, and it learns the log-end offsets of partitions placed on the other nodes from
 //! those nodes, over their Kafka port; a node that goes away leaves its partitions' lag
-//! unknown instead of stale.
+//! unknown instead of stale. After the leader is killed, the new coordinator judges lag
+//! status from the commits' timestamps in its applied state: STOPPED at once for a group that
+//! stopped before the failover, "warming up" (no status) for one that committed just before.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -10,7 +12,7 @@ mod group_wire;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use common::raw::RawClient;
+use common::raw::{batches, RawClient};
 use group_wire::cluster::{self, Node};
 use group_wire::s;
 use kafka_protocol::messages::*;
@@ -205,5 +207,136 @@ fn the_coordinator_alone_exports_lag_learning_log_ends_from_the_partition_owners
             .log()
             .contains("cannot learn log offsets from a partition owner"),
         "no warning about the unreachable owner"
+    );
+}
+
+/// The controller (Raft leader) every node in `nodes` names, once they agree.
+fn agreed_leader(nodes: &[&Node]) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let controllers: Vec<i32> = nodes
+            .iter()
+            .map(|n| {
+                let req = MetadataRequest::default().with_topics(Some(vec![]));
+                match RawClient::connect(n.kafka).call(
+                    ApiKey::Metadata,
+                    9,
+                    RequestKind::Metadata(req),
+                ) {
+                    ResponseKind::Metadata(m) => m.controller_id.0,
+                    other => panic!("{other:?}"),
+                }
+            })
+            .collect();
+        if controllers[0] > 0
+            && controllers.iter().all(|c| *c == controllers[0])
+            && nodes.iter().any(|n| n.id as i32 == controllers[0])
+        {
+            return controllers[0];
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no agreed leader: {controllers:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_new_coordinator_judges_status_from_the_commit_times_it_inherits() {
+    const WINDOW_MS: u64 = 5_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = cluster::start(
+        dir.path(),
+        3,
+        &["--lag-sample-interval-ms", "200", "--lag-window-ms", "5000"],
+    );
+    let leader = agreed_leader(&nodes.iter().collect::<Vec<_>>());
+    let leader_node = nodes.iter().find(|n| n.id as i32 == leader).unwrap();
+    let mut coordinator = RawClient::connect(leader_node.kafka);
+    assert_eq!(coordinator.create_topic("lagged", 3, &[]), 0);
+    // A partition another node owns, so its log end outlives the leader.
+    let (_, owners) = metadata(leader_node);
+    let (&partition, &owner) = owners
+        .iter()
+        .find(|(_, owner)| **owner != leader)
+        .expect("a partition on another node");
+    let owner_node = nodes.iter().find(|n| n.id as i32 == owner).unwrap();
+    let values: Vec<&[u8]> = vec![b"r"; 10];
+    // The owner learns of the topic when it applies the Raft entry: until then it answers
+    // UNKNOWN_TOPIC_OR_PARTITION, which clients retry.
+    let mut producer = RawClient::connect(owner_node.kafka);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let produced = producer.produce("lagged", partition, batches::batch(&values, 0, None));
+        if produced.error_code == 0 {
+            break;
+        }
+        assert!(
+            produced.error_code == 3 && Instant::now() < deadline,
+            "{produced:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let commit = |c: &mut RawClient, group: &str, offset: i64| {
+        let code = group_wire::commit(
+            c,
+            &group_wire::Commit::admin(group, "lagged", partition, offset),
+        );
+        assert_eq!(code, 0, "commit {group}");
+    };
+    // `idle` stops a window before the failover; `recent` commits just before it.
+    commit(&mut coordinator, "idle", 5);
+    std::thread::sleep(Duration::from_millis(WINDOW_MS + 300));
+    commit(&mut coordinator, "recent", 4);
+    let recent_committed = Instant::now();
+    drop(coordinator);
+    let old = nodes.iter_mut().find(|n| n.id as i32 == leader).unwrap();
+    let mut child = old.child.take().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let survivors: Vec<&Node> = nodes.iter().filter(|n| n.id as i32 != leader).collect();
+    let new_leader = agreed_leader(&survivors);
+    let new_node = survivors
+        .iter()
+        .find(|n| n.id as i32 == new_leader)
+        .unwrap();
+    let key = |name: &str, group: &str| format!("{name}{{group=\"{group}\"}}");
+    let lag = |group: &str| {
+        format!("cohort_group_lag{{group=\"{group}\",topic=\"lagged\",partition=\"{partition}\"}}")
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let m = loop {
+        let m = group_series(new_node);
+        if m.contains_key(&lag("idle")) && m.contains_key(&lag("recent")) {
+            break m;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "new coordinator {new_leader}: {m:#?}\nlog:\n{}",
+            new_node.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        recent_committed.elapsed() < Duration::from_millis(WINDOW_MS),
+        "the failover took longer than the window: nothing left to check"
+    );
+    assert_eq!(m.get(&lag("idle")), Some(&5));
+    assert_eq!(m.get(&lag("recent")), Some(&6));
+    assert_eq!(
+        m.get(&key("cohort_group_status", "idle")),
+        Some(&3),
+        "{m:#?}"
+    );
+    assert_eq!(
+        m.get(&key("cohort_group_status_warming_up", "idle")),
+        Some(&0)
+    );
+    assert_eq!(m.get(&key("cohort_group_status", "recent")), None, "{m:#?}");
+    assert_eq!(
+        m.get(&key("cohort_group_status_warming_up", "recent")),
+        Some(&1)
     );
 }
