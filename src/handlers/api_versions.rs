@@ -11,7 +11,16 @@ use super::RequestContext;
 /// Answers with every served API and version range; v3+ first checks the client software
 /// name and version the way Kafka does (`ApiVersionsRequest.isValid`).
 pub fn handle(ctx: &RequestContext, req: ApiVersionsRequest) -> ApiVersionsResponse {
-    if ctx.version >= 3
+    let mut body = answer(ctx.version, &req);
+    if body.error_code != 0 {
+        body.error_code = ctx.error(ErrorCode::InvalidRequest);
+    }
+    body
+}
+
+/// The answer at `version`, with no broker state involved (also served while the node loads).
+pub fn answer(version: i16, req: &ApiVersionsRequest) -> ApiVersionsResponse {
+    if version >= 3
         && !(valid_software_field(&req.client_software_name)
             && valid_software_field(&req.client_software_version))
     {
@@ -20,9 +29,7 @@ pub fn handle(ctx: &RequestContext, req: ApiVersionsRequest) -> ApiVersionsRespo
             software_version = %req.client_software_version,
             "ApiVersions with an invalid client software name or version"
         );
-        let mut body = protocol::response::api_versions_body(&[], ErrorCode::InvalidRequest);
-        body.error_code = ctx.error(ErrorCode::InvalidRequest);
-        return body;
+        return protocol::response::api_versions_body(&[], ErrorCode::InvalidRequest);
     }
     protocol::response::api_versions_body(SUPPORTED_APIS, ErrorCode::None)
 }

@@ -43,16 +43,22 @@ pub async fn handle(ctx: &RequestContext, req: DeleteGroupsRequest) -> DeleteGro
                 Ok(reply) => unexpected(&reply),
                 Err(e) => e,
             };
-            let code = failure_code(ctx, &e);
-            req.groups_names
-                .iter()
-                .map(|g| {
-                    DeletableGroupResult::default()
-                        .with_group_id(g.clone())
-                        .with_error_code(code)
-                })
-                .collect()
+            return refused(&req, failure_code(ctx, &e));
         }
     };
+    DeleteGroupsResponse::default().with_results(results)
+}
+
+/// The answer to a DeleteGroups the node could not serve (`code` for every group).
+pub fn refused(req: &DeleteGroupsRequest, code: i16) -> DeleteGroupsResponse {
+    let results = req
+        .groups_names
+        .iter()
+        .map(|g| {
+            DeletableGroupResult::default()
+                .with_group_id(g.clone())
+                .with_error_code(code)
+        })
+        .collect();
     DeleteGroupsResponse::default().with_results(results)
 }

@@ -16,11 +16,7 @@ pub const GROUP_OPERATIONS_ALL: i32 = (1 << 3) | (1 << 6) | (1 << 8);
 
 /// Describes each group.
 pub async fn handle(ctx: &RequestContext, req: DescribeGroupsRequest) -> DescribeGroupsResponse {
-    let operations = if ctx.version >= 3 && req.include_authorized_operations {
-        GROUP_OPERATIONS_ALL
-    } else {
-        AUTHORIZED_OPERATIONS_OMITTED
-    };
+    let operations = operations(ctx.version, &req);
     let command = ReadCommand::DescribeGroups(DescribeGroups {
         api_version: ApiVersion(ctx.version),
         group_ids: req
@@ -64,18 +60,32 @@ pub async fn handle(ctx: &RequestContext, req: DescribeGroupsRequest) -> Describ
                     .with_authorized_operations(operations)
             })
             .collect(),
-        Err(e) => {
-            let code = failure_code(ctx, &e);
-            req.groups
-                .iter()
-                .map(|g| {
-                    DescribedGroup::default()
-                        .with_error_code(code)
-                        .with_group_id(g.clone())
-                        .with_authorized_operations(operations)
-                })
-                .collect()
-        }
+        Err(e) => return refused(ctx.version, &req, failure_code(ctx, &e)),
     };
     DescribeGroupsResponse::default().with_groups(described)
+}
+
+fn operations(version: i16, req: &DescribeGroupsRequest) -> i32 {
+    if version >= 3 && req.include_authorized_operations {
+        GROUP_OPERATIONS_ALL
+    } else {
+        AUTHORIZED_OPERATIONS_OMITTED
+    }
+}
+
+/// The answer to a DescribeGroups the node could not serve (`code` in every group), at
+/// `version`.
+pub fn refused(version: i16, req: &DescribeGroupsRequest, code: i16) -> DescribeGroupsResponse {
+    let operations = operations(version, req);
+    let groups = req
+        .groups
+        .iter()
+        .map(|g| {
+            DescribedGroup::default()
+                .with_error_code(code)
+                .with_group_id(g.clone())
+                .with_authorized_operations(operations)
+        })
+        .collect();
+    DescribeGroupsResponse::default().with_groups(groups)
 }

@@ -13,11 +13,28 @@ use crate::group::GroupError;
 
 /// `FindCoordinatorRequest.KeyType` of consumer groups (1 is transactions, not served).
 const KEY_TYPE_GROUP: i8 = 0;
+/// Why a key type other than groups is refused.
+pub const KEY_TYPE_REFUSED: &str = "Cohort serves group coordinators only (no transactions)";
+
+/// Whether Cohort coordinates keys of this type (consumer groups only).
+pub fn serves_key_type(key_type: i8) -> bool {
+    key_type == KEY_TYPE_GROUP
+}
 
 /// Answers where each key's coordinator is.
 pub async fn handle(ctx: &RequestContext, req: FindCoordinatorRequest) -> FindCoordinatorResponse {
     let answer = locate(ctx, req.key_type);
-    if ctx.version >= 4 {
+    respond(ctx.version, &req, answer)
+}
+
+/// The response at `version` naming `answer` (the coordinator, or why there is none) for
+/// every key.
+pub fn respond(
+    version: i16,
+    req: &FindCoordinatorRequest,
+    answer: Result<BrokerEndpoint, (i16, String)>,
+) -> FindCoordinatorResponse {
+    if version >= 4 {
         let coordinators = req
             .coordinator_keys
             .iter()
@@ -54,10 +71,10 @@ pub async fn handle(ctx: &RequestContext, req: FindCoordinatorRequest) -> FindCo
 }
 
 fn locate(ctx: &RequestContext, key_type: i8) -> Result<BrokerEndpoint, (i16, String)> {
-    if key_type != KEY_TYPE_GROUP {
+    if !serves_key_type(key_type) {
         return Err((
             ctx.error(ErrorCode::InvalidRequest),
-            "Cohort serves group coordinators only (no transactions)".into(),
+            KEY_TYPE_REFUSED.into(),
         ));
     }
     let not_available = |e: GroupError| (failure_code(ctx, &e), e.to_string());

@@ -19,7 +19,7 @@ pub async fn handle(ctx: &RequestContext, req: JoinGroupRequest) -> JoinGroupRes
         Ok(r) => response(ctx, r),
         Err(e) => {
             let code = failure_code(ctx, &e);
-            response_error(ctx, code, member_id)
+            refused(ctx.version, code, member_id)
         }
     }
 }
@@ -97,12 +97,13 @@ fn response(ctx: &RequestContext, r: JoinResponse) -> JoinGroupResponse {
     out
 }
 
-fn response_error(ctx: &RequestContext, code: i16, member_id: String) -> JoinGroupResponse {
+/// The answer to a JoinGroup the node could not serve (`code`), at `version`.
+pub fn refused(version: i16, code: i16, member_id: String) -> JoinGroupResponse {
     let out = JoinGroupResponse::default()
         .with_error_code(code)
         .with_generation_id(-1)
         .with_member_id(str_bytes(member_id));
-    if ctx.version >= 7 {
+    if version >= 7 {
         out
     } else {
         out.with_protocol_name(Some(str_bytes("")))

@@ -45,29 +45,33 @@ pub async fn handle(ctx: &RequestContext, req: OffsetCommitRequest) -> OffsetCom
         }
         Err(e) => {
             metrics::counter!(gm::GROUP_COMMITS_TOTAL, "result" => "error").increment(1);
-            // OffsetCommit has no top-level error: the failure goes in every partition.
-            let code = failure_code(ctx, &e);
-            let out = req
-                .topics
-                .iter()
-                .map(|t| {
-                    OffsetCommitResponseTopic::default()
-                        .with_name(t.name.clone())
-                        .with_partitions(
-                            t.partitions
-                                .iter()
-                                .map(|p| {
-                                    OffsetCommitResponsePartition::default()
-                                        .with_partition_index(p.partition_index)
-                                        .with_error_code(code)
-                                })
-                                .collect(),
-                        )
-                })
-                .collect();
-            OffsetCommitResponse::default().with_topics(out)
+            refused(&req, failure_code(ctx, &e))
         }
     }
+}
+
+/// The answer to an OffsetCommit the node could not serve (`code`). OffsetCommit has no
+/// top-level error: the failure goes in every partition.
+pub fn refused(req: &OffsetCommitRequest, code: i16) -> OffsetCommitResponse {
+    let out = req
+        .topics
+        .iter()
+        .map(|t| {
+            OffsetCommitResponseTopic::default()
+                .with_name(t.name.clone())
+                .with_partitions(
+                    t.partitions
+                        .iter()
+                        .map(|p| {
+                            OffsetCommitResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(code)
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    OffsetCommitResponse::default().with_topics(out)
 }
 
 async fn commit(

@@ -13,7 +13,6 @@ use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse};
 
 use super::group_common::{domain_code, failure_code, groups, str_bytes, unexpected};
 use super::RequestContext;
-use crate::group::GroupError;
 
 /// One requested topic, the same in the v1–v7 and the v8+ request shapes.
 fn fetch_topic(name: &kafka_protocol::messages::TopicName, partitions: &[i32]) -> FetchTopic {
@@ -26,7 +25,26 @@ fn fetch_topic(name: &kafka_protocol::messages::TopicName, partitions: &[i32]) -
 /// Answers the committed offsets of the requested groups and partitions.
 pub async fn handle(ctx: &RequestContext, req: OffsetFetchRequest) -> OffsetFetchResponse {
     let v = ctx.version;
-    let requested: Vec<FetchGroup> = if v >= 8 {
+    let requested = requested(v, &req);
+    let command = ReadCommand::FetchOffsets(FetchOffsets {
+        api_version: ApiVersion(v),
+        groups: requested.clone(),
+        require_stable: v >= 7 && req.require_stable,
+    });
+    let result = groups(ctx).and_then(|g| match g.read(&command)? {
+        Reply::Fetch(r) => Ok(r),
+        other => Err(unexpected(&other)),
+    });
+    match result {
+        Ok(r) if v >= 8 => batched(ctx, r),
+        Ok(r) => single(ctx, r),
+        Err(e) => failed(v, &requested, failure_code(ctx, &e)),
+    }
+}
+
+/// The groups a request asks about (one before v8).
+fn requested(v: i16, req: &OffsetFetchRequest) -> Vec<FetchGroup> {
+    if v >= 8 {
         req.groups
             .iter()
             .map(|g| FetchGroup {
@@ -51,21 +69,12 @@ pub async fn handle(ctx: &RequestContext, req: OffsetFetchRequest) -> OffsetFetc
             member_id: None,
             member_epoch: -1,
         }]
-    };
-    let command = ReadCommand::FetchOffsets(FetchOffsets {
-        api_version: ApiVersion(v),
-        groups: requested.clone(),
-        require_stable: v >= 7 && req.require_stable,
-    });
-    let result = groups(ctx).and_then(|g| match g.read(&command)? {
-        Reply::Fetch(r) => Ok(r),
-        other => Err(unexpected(&other)),
-    });
-    match result {
-        Ok(r) if v >= 8 => batched(ctx, r),
-        Ok(r) => single(ctx, r),
-        Err(e) => failed(ctx, &requested, &e),
     }
+}
+
+/// The answer to an OffsetFetch the node could not serve (`code`), at `version`.
+pub fn refused(version: i16, req: &OffsetFetchRequest, code: i16) -> OffsetFetchResponse {
+    failed(version, &requested(version, req), code)
 }
 
 fn batched(ctx: &RequestContext, r: FetchResponse) -> OffsetFetchResponse {
@@ -146,9 +155,8 @@ fn single(ctx: &RequestContext, r: FetchResponse) -> OffsetFetchResponse {
     out
 }
 
-fn failed(ctx: &RequestContext, requested: &[FetchGroup], e: &GroupError) -> OffsetFetchResponse {
-    let code = failure_code(ctx, e);
-    if ctx.version >= 8 {
+fn failed(version: i16, requested: &[FetchGroup], code: i16) -> OffsetFetchResponse {
+    if version >= 8 {
         let groups = requested
             .iter()
             .map(|g| {
@@ -161,7 +169,7 @@ fn failed(ctx: &RequestContext, requested: &[FetchGroup], e: &GroupError) -> Off
             .collect();
         return OffsetFetchResponse::default().with_groups(groups);
     }
-    if ctx.version >= 2 {
+    if version >= 2 {
         return OffsetFetchResponse::default().with_error_code(code);
     }
     // v1: the only place for the error is each requested partition.

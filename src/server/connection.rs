@@ -5,6 +5,8 @@
 //!    read a frame ─ bad prefix / EOF mid-frame / idle too long ──> log, close
 //!    decode ─────── unknown key / unsupported version / garbage ─> log, close
 //!               └── ApiVersions too new ──> v0 fallback answer, keep going
+//!    not loaded yet ─ group API / ApiVersions / FindCoordinator ─> the loading answer
+//!                   └─ anything else ──> wait for the broker
 //!    dispatch (span: api, version, client id, correlation id)
 //!    write the response (none for acks=0)
 //! ```
@@ -30,8 +32,8 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::Instrument;
 
-use crate::broker::Broker;
-use crate::handlers::{self, api_name, produce, Reply, RequestContext};
+use super::front::Front;
+use crate::handlers::{self, api_name, loading, produce, Reply, RequestContext};
 use crate::metrics as m;
 use kafka_protocol::messages::RequestKind;
 
@@ -97,7 +99,7 @@ impl ConnectionError {
 pub async fn serve(
     stream: TcpStream,
     peer: SocketAddr,
-    broker: Arc<Broker>,
+    front: Arc<Front>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
@@ -105,9 +107,9 @@ pub async fn serve(
         stream,
         peer,
         buf: BytesMut::with_capacity(4096),
-        max_frame_bytes: broker.config.max_frame_bytes,
+        max_frame_bytes: front.max_frame_bytes(),
     };
-    let result = conn.run(&broker, &mut shutdown).await;
+    let result = conn.run(&front, &mut shutdown).await;
     match result {
         Ok(()) => tracing::debug!(%peer, "connection closed"),
         Err(e) => {
@@ -145,7 +147,7 @@ type Pending = tokio::task::JoinHandle<Result<Outgoing, ConnectionError>>;
 impl Connection {
     async fn run(
         &mut self,
-        broker: &Arc<Broker>,
+        front: &Arc<Front>,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Result<(), ConnectionError> {
         let mut pending: VecDeque<Pending> = VecDeque::new();
@@ -191,12 +193,34 @@ impl Connection {
                 }
             };
             let api = request.api_key;
+            let (version, correlation_id) = (request.version(), request.correlation_id());
+            let client_id = request.client_id().to_string();
+            let mut body = request.body;
+            let broker = match front.broker() {
+                Some(broker) => broker,
+                None => match loading::answer(version, body, front.loading_as()) {
+                    loading::WhileLoading::Answer(response) => {
+                        metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
+                        let frame =
+                            protocol::encode_response(correlation_id, api, version, &response)?;
+                        self.stream.write_all(&frame).await?;
+                        continue;
+                    }
+                    loading::WhileLoading::Wait(waiting) => {
+                        body = *waiting;
+                        match front.wait_broker(shutdown).await {
+                            Some(broker) => broker,
+                            None => return Ok(()),
+                        }
+                    }
+                },
+            };
             let ctx = RequestContext {
-                broker: broker.clone(),
+                broker,
                 api_key: api,
-                version: request.version(),
-                client_id: request.client_id().to_string(),
-                correlation_id: request.correlation_id(),
+                version,
+                client_id,
+                correlation_id,
                 peer: self.peer,
             };
             let span = tracing::info_span!(
@@ -208,7 +232,7 @@ impl Connection {
             );
             metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
             let started = Instant::now();
-            if let RequestKind::Produce(produce) = request.body {
+            if let RequestKind::Produce(produce) = body {
                 // Written now, in arrival order; acknowledged when durable, in arrival order,
                 // while the next requests are read (their fsyncs join the same group commit).
                 // Nothing to overlap with when the client has not sent more yet.
@@ -233,7 +257,7 @@ impl Connection {
             if !self.drain(&mut pending).await? {
                 return Ok(());
             }
-            let reply = handlers::dispatch(&ctx, request.body)
+            let reply = handlers::dispatch(&ctx, body)
                 .instrument(span.clone())
                 .await?;
             let out = span.in_scope(|| outgoing(&ctx, reply, started))?;

@@ -2,8 +2,9 @@
 //!
 //! ```text
 //!  Server::start(args)
-//!    lock <data-dir>/cohort.lock ─> open the topic catalog ─> bind Kafka + HTTP listeners
-//!    spawn run(listener, ..) ─ accept ─> one task per connection (connection::serve)
+//!    lock <data-dir>/cohort.lock ─> bind Kafka + HTTP listeners
+//!    spawn run(listener, front) ─ accept ─> one task per connection (connection::serve)
+//!    start Raft (replays the log) ─> caught up ─> open the data plane ─> front: broker ready
 //!    spawn http::run (/healthz, /metrics, /console) and lag::run_exporter
 //!  Server::shutdown()
 //!    flip the shutdown signal: stop accepting; idle connections close; a connection in the
@@ -14,6 +15,7 @@
 //! `serve_main` is `cohort serve`: it runs the same `Server` until SIGINT or SIGTERM.
 
 pub mod connection;
+pub mod front;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -31,9 +33,11 @@ use crate::config::{BrokerConfig, ConfigError, ServeArgs};
 use crate::data::{now_ms, DataPlane};
 use crate::group::catalog::{RaftCatalog, RaftCluster};
 use crate::group::Groups;
+use crate::handlers::loading::LoadingNode;
 use crate::lag::{LagFeed, LogOffsetsPoller};
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
+use front::Front;
 
 /// Longest wait for in-flight requests at shutdown before their connections are cut.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -130,6 +134,23 @@ impl Server {
                 source,
             })?;
         let config = BrokerConfig::resolve(&args, kafka_addr)?;
+        // Serving starts now, while the node replays its log: group requests are answered
+        // COORDINATOR_LOAD_IN_PROGRESS (as Kafka's listener does while a coordinator loads),
+        // the rest waits for the broker. Returning early drops `shutdown_tx`, which ends it.
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let loading_as = if args.cluster.is_single() {
+            LoadingNode::Coordinator(BrokerEndpoint {
+                node_id: BrokerId(config.node_id),
+                host: config.advertised_host.clone(),
+                port: config.advertised_port,
+                rack: None,
+            })
+        } else {
+            LoadingNode::ClusterMember
+        };
+        let (front, publish) =
+            Front::new(loading_as, config.max_frame_bytes, config.max_connections);
+        let kafka_task = tokio::spawn(run(kafka_listener, front, shutdown_rx.clone()));
         let lag = Arc::new(LagFeed::new(config.lag));
         let groups = Arc::new(
             crate::group::start(
@@ -155,7 +176,6 @@ impl Server {
             config.node_id,
             config.flush_interval.is_none(),
         )?);
-        let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let cluster = Arc::new(RaftCluster::new(
             groups.node().clone(),
             BrokerEndpoint {
@@ -174,7 +194,7 @@ impl Server {
             shutdown: shutdown_rx.clone(),
             groups: Some(groups.clone()),
         });
-        let kafka_task = tokio::spawn(run(kafka_listener, broker.clone(), shutdown_rx.clone()));
+        publish.ready(broker.clone());
         let http_routes = Arc::new(crate::http::Routes {
             lag: lag.clone(),
             groups: Some(groups.clone()),
@@ -269,8 +289,9 @@ impl Server {
 
 /// The accept loop (mini-redis shape): one task per connection, at most
 /// `max_connections` at once, until `shutdown` flips; then waits for the connection tasks.
-pub async fn run(listener: TcpListener, broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
-    let permits = Arc::new(Semaphore::new(broker.config.max_connections));
+pub async fn run(listener: TcpListener, front: Arc<Front>, mut shutdown: watch::Receiver<bool>) {
+    let max_connections = front.max_connections();
+    let permits = Arc::new(Semaphore::new(max_connections));
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
@@ -288,16 +309,16 @@ pub async fn run(listener: TcpListener, broker: Arc<Broker>, mut shutdown: watch
                 };
                 let Ok(permit) = permits.clone().try_acquire_owned() else {
                     metrics::counter!(m::CONNECTIONS_REFUSED_TOTAL).increment(1);
-                    tracing::warn!(%peer, max = broker.config.max_connections,
+                    tracing::warn!(%peer, max = max_connections,
                         "closing connection: too many connections");
                     drop(stream);
                     continue;
                 };
-                let broker = broker.clone();
+                let front = front.clone();
                 let shutdown = shutdown.clone();
                 connections.spawn(async move {
                     metrics::gauge!(m::CONNECTIONS_ACTIVE).increment(1.0);
-                    connection::serve(stream, peer, broker, shutdown).await;
+                    connection::serve(stream, peer, front, shutdown).await;
                     metrics::gauge!(m::CONNECTIONS_ACTIVE).decrement(1.0);
                     drop(permit);
                 });
