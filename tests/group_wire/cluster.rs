@@ -31,14 +31,16 @@ impl Node {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let (child, http) = spawn(self.id, &self.args, &self.log_path);
+        let (child, http) =
+            spawn(self.id, &self.args, &self.log_path).unwrap_or_else(|e| panic!("{e}"));
         self.child = Some(child);
         self.http = http;
     }
 }
 
-/// Starts `cohort <args>` with its log appended to `log_path` and waits for its listeners.
-fn spawn(id: u64, args: &[String], log_path: &Path) -> (Child, SocketAddr) {
+/// Starts `cohort <args>` with its log appended to `log_path` and waits for its listeners;
+/// if it does not announce them, the error carries the node's log.
+fn spawn(id: u64, args: &[String], log_path: &Path) -> Result<(Child, SocketAddr), String> {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -59,16 +61,23 @@ fn spawn(id: u64, args: &[String], log_path: &Path) -> (Child, SocketAddr) {
             let _ = tx.send(line);
         }
     });
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|_| panic!("node {id} did not start"));
-    assert!(line.contains("cohort listening"), "{line}");
+    let line = match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(line) if line.contains("cohort listening") => line,
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log = std::fs::read_to_string(log_path).unwrap_or_default();
+            return Err(format!(
+                "node {id} did not start ({other:?}); its log:\n{log}"
+            ));
+        }
+    };
     let http = line
         .split_whitespace()
         .find_map(|w| w.strip_prefix("http="))
         .and_then(|a| a.parse().ok())
         .unwrap_or_else(|| panic!("no http= in {line:?}"));
-    (child, http)
+    Ok((child, http))
 }
 
 impl Drop for Node {
@@ -89,8 +98,28 @@ fn free_port() -> u16 {
 }
 
 /// Starts `n` nodes under `dir` with the same `--peers` list and waits for each to announce
-/// its listeners.
+/// its listeners. The ports are picked free beforehand and released for the nodes to bind, so
+/// another process (or an outgoing connection's ephemeral port) can take one in between: a
+/// cluster whose node finds its address in use is stopped, wiped and started on new ports.
 pub fn start(dir: &Path, n: u64, extra: &[&str]) -> Vec<Node> {
+    const ATTEMPTS: usize = 3;
+    for attempt in 1..=ATTEMPTS {
+        match try_start(dir, n, extra) {
+            Ok(nodes) => return nodes,
+            Err(e) if attempt < ATTEMPTS && e.contains("in use") => {
+                eprintln!("cluster start attempt {attempt}: a port was taken; retrying: {e}");
+                for id in 1..=n {
+                    let _ = std::fs::remove_dir_all(dir.join(format!("node-{id}")));
+                    let _ = std::fs::remove_file(dir.join(format!("node-{id}.log")));
+                }
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    unreachable!("the last attempt returns or panics")
+}
+
+fn try_start(dir: &Path, n: u64, extra: &[&str]) -> Result<Vec<Node>, String> {
     let ports: Vec<(u16, u16)> = (0..n).map(|_| (free_port(), free_port())).collect();
     let peers = (1..=n)
         .zip(&ports)
@@ -117,15 +146,15 @@ pub fn start(dir: &Path, n: u64, extra: &[&str]) -> Vec<Node> {
                 peers.clone(),
             ];
             args.extend(extra.iter().map(|a| a.to_string()));
-            let (child, http) = spawn(id, &args, &log_path);
-            Node {
+            let (child, http) = spawn(id, &args, &log_path)?;
+            Ok(Node {
                 id,
                 kafka: format!("127.0.0.1:{kafka}").parse().unwrap(),
                 http,
                 child: Some(child),
                 log_path,
                 args,
-            }
+            })
         })
         .collect()
 }
