@@ -9,6 +9,7 @@
 //!   │              + in-memory sparse index           (sealed: .log + .index + .timeindex)
 //!   ├── sync_to ─> group commit: one fdatasync for all waiting appenders
 //!   ├── read / find_by_timestamp: pread outside locks, CRC checked, zero-copy payloads
+//!   ├── read_located: large payloads left in the file as `FileSlice`s (for sendfile)
 //!   ├── truncate_from / purge_to / apply_retention: whole segments, directory fsync
 //!   └── compact: rewrite sealed segments by key, atomic swap (.cleaned -> .swap -> .log)
 //!
@@ -33,6 +34,7 @@ mod index_file;
 pub mod keyed;
 pub mod log;
 pub mod log_compaction;
+mod log_locate;
 mod log_maintenance;
 mod log_read;
 pub mod segment;
@@ -47,6 +49,7 @@ pub use fsutil::{create_dir_durably, sync_dir};
 pub use keyed::{compact_records, replay, KeyedRecord, TombstonePolicy};
 pub use log::{AppendInfo, DeletedSegments, Log, RetentionPolicy, SegmentInfo};
 pub use log_compaction::CompactionOutcome;
+pub use log_locate::{FileSlice, LocatedEntry, SliceCut, FILE_TAIL_MIN_BYTES};
 pub use snapshot::{
     install_snapshot_bytes, SnapshotError, SnapshotInfo, SnapshotLimits, SnapshotReader,
     SnapshotWriter,

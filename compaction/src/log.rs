@@ -634,7 +634,7 @@ fn open_segment(
             reason: CorruptReason::SegmentHeader("base offset does not match the file name"),
         });
     }
-    let segment = Segment { path, file, header };
+    let segment = Segment::new(path, file, header);
     if !is_last && !config.verify_sealed_on_open {
         if let Some(summary) = index_file::load(dir, &segment, len)? {
             return Ok(SegmentView {

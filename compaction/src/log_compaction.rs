@@ -230,11 +230,7 @@ impl Log {
         fsutil::sync_dir(&self.dir)?;
         finish_swap(&self.dir, base, until)?;
 
-        let segment = Segment {
-            path: log_path,
-            file: output.file,
-            header,
-        };
+        let segment = Segment::new(log_path, output.file, header);
         let view = SegmentView {
             segment: Arc::new(segment),
             index: summary.index,

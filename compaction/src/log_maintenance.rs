@@ -65,10 +65,15 @@ impl Log {
             }
             if !drop_cut_segment {
                 let segment = &cut_view.segment;
-                segment
-                    .file
-                    .set_len(cut_position)
-                    .map_err(|e| LogError::io("ftruncate", &segment.path, e))?;
+                // Senders of located bytes wait for the cut and then see it counted.
+                {
+                    let mut cuts = segment.cuts.write().unwrap_or_else(|e| e.into_inner());
+                    *cuts += 1;
+                    segment
+                        .file
+                        .set_len(cut_position)
+                        .map_err(|e| LogError::io("ftruncate", &segment.path, e))?;
+                }
                 segment
                     .file
                     .sync_data()

@@ -12,13 +12,14 @@ use crate::segment::{Segment, SEGMENT_HEADER_LEN};
 use crate::types::{Offset, TimestampMs};
 
 /// How often a read retries when a truncation rewrote the bytes it was reading.
-const READ_ATTEMPTS: usize = 8;
+pub(crate) const READ_ATTEMPTS: usize = 8;
 
 /// One segment range a read will visit.
-struct Span {
-    segment: Arc<Segment>,
-    from_position: u64,
-    end: u64,
+pub(crate) struct Span {
+    pub segment: Arc<Segment>,
+    pub from_position: u64,
+    /// The end of the published bytes when the span was picked.
+    pub end: u64,
 }
 
 impl Log {
@@ -29,41 +30,8 @@ impl Log {
     /// Entries' payloads are slices of the read buffers: no copy per entry.
     pub fn read(&self, from: Offset, max_bytes: usize) -> Result<Vec<Entry>, LogError> {
         for _ in 0..READ_ATTEMPTS {
-            let (spans, generation) = {
-                let view = self.read_view();
-                let start = view.segments[0].segment.base();
-                let next = view.segments[view.segments.len() - 1].next_offset;
-                if from < start || from > next {
-                    return Err(LogError::OffsetOutOfRange {
-                        requested: from,
-                        start,
-                        next,
-                    });
-                }
-                if from == next {
-                    return Ok(Vec::new());
-                }
-                let first = view
-                    .segments
-                    .partition_point(|s| s.segment.base() <= from)
-                    .saturating_sub(1);
-                let spans: Vec<Span> = view.segments[first..]
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, s)| *i == 0 || !s.is_empty_view())
-                    .map(|(i, s)| Span {
-                        segment: Arc::clone(&s.segment),
-                        from_position: if i == 0 {
-                            s.index
-                                .floor_position(s.segment.base(), from)
-                                .unwrap_or(SEGMENT_HEADER_LEN as u64)
-                        } else {
-                            SEGMENT_HEADER_LEN as u64
-                        },
-                        end: s.end,
-                    })
-                    .collect();
-                (spans, view.generation)
+            let Some((spans, generation)) = self.spans_from(from)? else {
+                return Ok(Vec::new());
             };
             let result = self.read_spans(&spans, from, max_bytes);
             if self.read_view().generation == generation {
@@ -71,6 +39,45 @@ impl Log {
             }
         }
         Err(LogError::Unsupported("read kept racing with truncations"))
+    }
+
+    /// The segment ranges holding `from` and everything after it, and the view generation
+    /// they were picked under; `None` at the log end.
+    pub(crate) fn spans_from(&self, from: Offset) -> Result<Option<(Vec<Span>, u64)>, LogError> {
+        let view = self.read_view();
+        let start = view.segments[0].segment.base();
+        let next = view.segments[view.segments.len() - 1].next_offset;
+        if from < start || from > next {
+            return Err(LogError::OffsetOutOfRange {
+                requested: from,
+                start,
+                next,
+            });
+        }
+        if from == next {
+            return Ok(None);
+        }
+        let first = view
+            .segments
+            .partition_point(|s| s.segment.base() <= from)
+            .saturating_sub(1);
+        let spans: Vec<Span> = view.segments[first..]
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| *i == 0 || !s.is_empty_view())
+            .map(|(i, s)| Span {
+                segment: Arc::clone(&s.segment),
+                from_position: if i == 0 {
+                    s.index
+                        .floor_position(s.segment.base(), from)
+                        .unwrap_or(SEGMENT_HEADER_LEN as u64)
+                } else {
+                    SEGMENT_HEADER_LEN as u64
+                },
+                end: s.end,
+            })
+            .collect();
+        Ok(Some((spans, view.generation)))
     }
 
     fn read_spans(

@@ -13,6 +13,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 use bytes::Bytes;
 
@@ -135,9 +136,24 @@ pub(crate) struct Segment {
     pub path: PathBuf,
     pub file: File,
     pub header: SegmentHeader,
+    /// How many times published bytes of this file were cut (`truncate_from`). A reader that
+    /// sends bytes by position long after it dropped the read view (sendfile, see
+    /// [`crate::FileSlice`]) holds this for reading around each send and checks the count it
+    /// located them under: a cut and re-append can then never slip new bytes into its answer.
+    pub cuts: RwLock<u64>,
 }
 
 impl Segment {
+    /// A segment over an open `file`.
+    pub fn new(path: PathBuf, file: File, header: SegmentHeader) -> Segment {
+        Segment {
+            path,
+            file,
+            header,
+            cuts: RwLock::new(0),
+        }
+    }
+
     pub fn base(&self) -> Offset {
         self.header.base
     }
@@ -148,7 +164,7 @@ impl Segment {
         fsutil::write_all_at(&file, &path, &header.encode(), 0)?;
         file.sync_data()
             .map_err(|e| LogError::io("fdatasync", &path, e))?;
-        Ok(Segment { path, file, header })
+        Ok(Segment::new(path, file, header))
     }
 
     /// Opens an existing segment file and reads its header (if the file is long enough).
