@@ -515,3 +515,241 @@ fn kcat_produces_and_consumes_with_every_codec() {
         .collect();
     assert_eq!(text, expected);
 }
+
+/// A Fetch v12 of one partition from `offset`, up to 40 MiB in one answer, sent but not read.
+fn send_big_fetch(c: &mut RawClient, topic: &str, offset: i64) {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::{ApiKey, FetchRequest, RequestKind, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    use std::io::Write;
+    let req = FetchRequest::default()
+        .with_max_wait_ms(0)
+        .with_min_bytes(1)
+        .with_max_bytes(40 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(TopicName(StrBytes::from_string(topic.to_string())))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(offset)
+                .with_partition_max_bytes(40 << 20)])]);
+    let (_, frame) = c.frame(ApiKey::Fetch, 12, &RequestKind::Fetch(req));
+    c.stream.write_all(&frame).unwrap();
+}
+
+/// Reads the answer of [`send_big_fetch`]: the partition's records as (offset, value), every
+/// batch's CRC checked by the decoder.
+fn read_big_fetch(c: &mut RawClient) -> (i16, Vec<(i64, bytes::Bytes)>) {
+    use kafka_protocol::messages::{ApiKey, ResponseKind};
+    use kafka_protocol::records::RecordBatchDecoder;
+    let (_, resp) = c.read_response(ApiKey::Fetch, 12);
+    let ResponseKind::Fetch(mut resp) = resp else {
+        panic!("not a fetch answer")
+    };
+    let p = resp.responses.remove(0).partitions.remove(0);
+    let mut records = p.records.unwrap_or_default();
+    let sets = RecordBatchDecoder::decode_all(&mut records).unwrap();
+    let values = sets
+        .into_iter()
+        .flat_map(|s| s.records)
+        .map(|r| (r.offset, r.value.unwrap_or_default()))
+        .collect();
+    (p.error_code, values)
+}
+
+/// The value of the record at `offset` in the race tests: its offset in every byte-sized slot.
+fn race_value(offset: i64, len: usize) -> Vec<u8> {
+    let tag = offset.to_be_bytes();
+    (0..len).map(|i| tag[i % 8] ^ (i / 8) as u8).collect()
+}
+
+fn segment_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".log"))
+            })
+            .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_large_fetch_crosses_segment_boundaries_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &[]);
+    let mut c = RawClient::connect(broker.kafka);
+    assert_eq!(
+        c.create_topic("wide", 1, &[("segment.bytes", "1048576")]),
+        0
+    );
+    // Batches of every shape the read path distinguishes: tiny, mid-sized (read whole), large
+    // (left in the file), several records per batch.
+    let mut expected = Vec::new();
+    let mut rng = common::Rng::from_env("a_large_fetch_crosses_segment_boundaries_byte_exact");
+    let mut offset = 0i64;
+    while expected
+        .iter()
+        .map(|(_, v): &(i64, Vec<u8>)| v.len())
+        .sum::<usize>()
+        < 12 << 20
+    {
+        let records = 1 + rng.below(3) as usize;
+        let len = match rng.below(3) {
+            0 => 1 + rng.below(2000) as usize,
+            1 => 1 + rng.below(20_000) as usize,
+            _ => 1 + rng.below(300_000) as usize,
+        };
+        let values: Vec<Vec<u8>> = (0..records)
+            .map(|i| race_value(offset + i as i64, len))
+            .collect();
+        let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+        assert_eq!(
+            c.produce("wide", 0, batch(&refs, offset, None)).error_code,
+            0
+        );
+        for v in values {
+            expected.push((offset, v));
+            offset += 1;
+        }
+    }
+    let partition_dir = broker.data_dir.join("topics").join("wide-0").join("log");
+    assert!(
+        segment_files(&partition_dir) >= 10,
+        "the records span many segments"
+    );
+    // One answer holds everything, from offset 0 and from the middle of a segment.
+    for from in [0usize, expected.len() / 3] {
+        send_big_fetch(&mut c, "wide", from as i64);
+        let (code, got) = read_big_fetch(&mut c);
+        assert_eq!(code, 0);
+        assert_eq!(
+            got.len(),
+            expected.len() - from,
+            "from {from}: whole answer"
+        );
+        for ((o, v), (eo, ev)) in got.iter().zip(&expected[from..]) {
+            assert_eq!(o, eo);
+            assert!(v[..] == ev[..], "record {o} differs");
+        }
+    }
+}
+
+/// Now, in ms since the epoch: batches stamped in 1970 would fall to time retention at once.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Produces `count` batches of one `len`-byte record each, values from [`race_value`].
+fn produce_race_batches(c: &mut RawClient, topic: &str, from: i64, count: i64, len: usize) {
+    for offset in from..from + count {
+        let value = race_value(offset, len);
+        let r = c.produce(topic, 0, batch(&[&value], now_ms(), None));
+        assert_eq!(r.error_code, 0);
+        assert_eq!(r.base_offset, offset);
+    }
+}
+
+#[test]
+fn a_fetch_in_flight_keeps_its_bytes_while_retention_deletes_the_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &["--retention-check-ms", "100"]);
+    let mut c = RawClient::connect(broker.kafka);
+    let len = 200 << 10;
+    assert_eq!(
+        c.create_topic(
+            "race",
+            1,
+            &[
+                ("segment.bytes", "1048576"),
+                ("retention.bytes", "31457280")
+            ]
+        ),
+        0
+    );
+    produce_race_batches(&mut c, "race", 0, 120, len);
+    // A client asks for all 24 MiB and does not read: the broker's send stalls once the
+    // socket buffers (a few MiB on loopback) are full.
+    let mut reader = RawClient::connect(broker.kafka);
+    send_big_fetch(&mut reader, "race", 0);
+    std::thread::sleep(Duration::from_millis(300));
+    // 24 MiB more: retention deletes the oldest segments, which the stalled answer is made of.
+    produce_race_batches(&mut c, "race", 120, 120, len);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.list_offset("race", 0, -2).1 < 60 {
+        assert!(Instant::now() < deadline, "retention did not run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (code, got) = read_big_fetch(&mut reader);
+    assert_eq!(code, 0);
+    assert_eq!(got.len(), 120, "the whole answer arrives");
+    for (i, (offset, value)) in got.iter().enumerate() {
+        assert_eq!(*offset, i as i64);
+        assert!(
+            value[..] == race_value(*offset, len)[..],
+            "record {offset} differs"
+        );
+    }
+    // The connection still serves.
+    assert_eq!(reader.fetch("race", 0, 0, 0, 1).error_code, 1);
+}
+
+#[test]
+fn a_fetch_in_flight_keeps_its_bytes_while_the_topic_is_deleted_and_recreated() {
+    use kafka_protocol::messages::{ApiKey, DeleteTopicsRequest, RequestKind, TopicName};
+    use kafka_protocol::protocol::StrBytes;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &[]);
+    let mut c = RawClient::connect(broker.kafka);
+    let len = 200 << 10;
+    assert_eq!(
+        c.create_topic("gone", 1, &[("segment.bytes", "1048576")]),
+        0
+    );
+    produce_race_batches(&mut c, "gone", 0, 120, len);
+    let mut reader = RawClient::connect(broker.kafka);
+    send_big_fetch(&mut reader, "gone", 0);
+    std::thread::sleep(Duration::from_millis(300));
+    let req = DeleteTopicsRequest::default()
+        .with_topic_names(vec![TopicName(StrBytes::from_static_str("gone"))])
+        .with_timeout_ms(30_000);
+    match c.call(ApiKey::DeleteTopics, 4, RequestKind::DeleteTopics(req)) {
+        kafka_protocol::messages::ResponseKind::DeleteTopics(r) => {
+            assert_eq!(r.responses[0].error_code, 0)
+        }
+        other => panic!("{other:?}"),
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while broker.data_dir.join("topics").join("gone-0").exists() {
+        assert!(Instant::now() < deadline, "the partition's files stay");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The same name again, other bytes at the same offsets (and maybe in the same inodes'
+    // places on disk).
+    assert_eq!(
+        c.create_topic("gone", 1, &[("segment.bytes", "1048576")]),
+        0
+    );
+    for offset in 0..40 {
+        let r = c.produce("gone", 0, batch(&[&vec![0xEE; len]], now_ms(), None));
+        assert_eq!(r.base_offset, offset);
+        assert_eq!(r.error_code, 0);
+    }
+    let (code, got) = read_big_fetch(&mut reader);
+    assert_eq!(code, 0);
+    assert_eq!(got.len(), 120, "the whole answer arrives");
+    for (i, (offset, value)) in got.iter().enumerate() {
+        assert_eq!(*offset, i as i64);
+        assert!(
+            value[..] == race_value(*offset, len)[..],
+            "record {offset} differs"
+        );
+    }
+    let fresh = reader.fetch("gone", 0, 0, 0, 1);
+    assert_eq!(fresh.error_code, 0);
+    assert_eq!(fresh.high_watermark, 40);
+}

@@ -1,19 +1,22 @@
 //! Fetch answers without copying their records.
 //!
-//! A Fetch answer is mostly record batches read from the log, as many separate `Bytes` (the
-//! log frames them individually). The codec wants one `Bytes` per partition, which would mean
-//! concatenating them, then copying them again into the encoded frame. Instead:
+//! A Fetch answer is mostly record batches read from the log, as many separate pieces (the
+//! log frames them individually, and may leave them in its files). The codec wants one `Bytes`
+//! per partition, which would mean concatenating them, then copying them again into the
+//! encoded frame. Instead:
 //!
 //! ```text
-//!  handler:  records = placeholder (16 unique bytes) ──> chunks kept aside
+//!  handler:  records = placeholder (16 unique bytes) ──> records kept aside (any type R)
 //!  encode:   codec encodes the small body; each placeholder lands behind its length prefix
-//!  splice:   [frame up to the prefix] [real length prefix] [chunk] [chunk] ... [rest] ...
+//!  splice:   [frame up to the prefix + real length prefix] [records R] [bytes] [records R] ..
 //! ```
 //!
-//! The result is a list of `Bytes` written with one vectored write. The codec is untouched;
-//! only the length prefixes of the spliced fields are rewritten (i32 before flexible versions,
-//! unsigned varint of length + 1 from them). Tests check the spliced frame is byte-for-byte the
-//! frame the codec writes for the concatenated records.
+//! The result is a [`SplicedFrame`]: encoded bytes and records in wire order. The codec only
+//! learns the records' length ([`SplicedRecords`]); the writer sends them its own way (the
+//! broker: `sendfile(2)` from the segment files). The codec is untouched; only the length
+//! prefixes of the spliced fields are rewritten (i32 before flexible versions, unsigned varint
+//! of length + 1 from them). Tests check the spliced frame is byte-for-byte the frame the codec
+//! writes for the concatenated records.
 
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hasher};
@@ -27,16 +30,35 @@ use crate::response::{encode_response, EncodeError};
 const PLACEHOLDER_BYTES: usize = 16;
 const PLACEHOLDER_TAG: [u8; 4] = *b"CoHs";
 
-/// Placeholders handed out for one response, and the chunks each stands for.
-#[derive(Debug, Default)]
-pub struct RecordsSplicer {
-    nonce: u64,
-    parts: Vec<(Bytes, Vec<Bytes>)>,
+/// Records a placeholder stands for. The codec only needs their length; whoever writes the
+/// frame knows how to send them (from memory, or straight from a file).
+pub trait SplicedRecords {
+    /// Bytes the records take on the wire.
+    fn wire_len(&self) -> usize;
 }
 
-impl RecordsSplicer {
+impl SplicedRecords for Vec<Bytes> {
+    fn wire_len(&self) -> usize {
+        self.iter().map(Bytes::len).sum()
+    }
+}
+
+/// Placeholders handed out for one response, and the records each stands for.
+#[derive(Debug, Clone)]
+pub struct RecordsSplicer<R = Vec<Bytes>> {
+    nonce: u64,
+    parts: Vec<(Bytes, R)>,
+}
+
+impl<R> Default for RecordsSplicer<R> {
+    fn default() -> Self {
+        RecordsSplicer::new()
+    }
+}
+
+impl<R> RecordsSplicer<R> {
     /// A splicer whose placeholders no other splicer (or record) will match by chance.
-    pub fn new() -> RecordsSplicer {
+    pub fn new() -> RecordsSplicer<R> {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u64(0x636f_686f_7274);
         RecordsSplicer {
@@ -45,28 +67,35 @@ impl RecordsSplicer {
         }
     }
 
-    /// A stand-in for `chunks` to put in a response's records field.
-    pub fn placeholder(&mut self, chunks: Vec<Bytes>) -> Bytes {
+    /// A stand-in for `records` to put in a response's records field.
+    pub fn placeholder(&mut self, records: R) -> Bytes {
         let mut p = BytesMut::with_capacity(PLACEHOLDER_BYTES);
         p.put_u64(self.nonce);
         p.put_u32(u32::try_from(self.parts.len()).unwrap_or(u32::MAX));
         p.put_slice(&PLACEHOLDER_TAG);
         let p = p.freeze();
-        self.parts.push((p.clone(), chunks));
+        self.parts.push((p.clone(), records));
         p
     }
 
-    /// The chunks a placeholder stands for, concatenated (tests, and the fallback path).
-    pub fn materialize(&self, placeholder: &Bytes) -> Option<Bytes> {
+    /// The records a placeholder stands for.
+    pub fn records(&self, placeholder: &Bytes) -> Option<&R> {
         self.parts
             .iter()
             .find(|(p, _)| p == placeholder)
-            .map(|(_, chunks)| concat(chunks))
+            .map(|(_, records)| records)
     }
 
     /// Whether nothing was handed out.
     pub fn is_empty(&self) -> bool {
         self.parts.is_empty()
+    }
+}
+
+impl RecordsSplicer<Vec<Bytes>> {
+    /// The chunks a placeholder stands for, concatenated (tests).
+    pub fn materialize(&self, placeholder: &Bytes) -> Option<Bytes> {
+        self.records(placeholder).map(|chunks| concat(chunks))
     }
 }
 
@@ -84,15 +113,62 @@ fn concat(chunks: &[Bytes]) -> Bytes {
     }
 }
 
-/// Encodes `body` (whose records fields hold `splicer`'s placeholders) as a whole frame, in
-/// chunks, with the records spliced in.
-pub fn encode_spliced(
+/// One piece of a spliced frame: encoded bytes, or records the writer sends its own way.
+#[derive(Debug)]
+pub enum Piece<R> {
+    /// Bytes the codec wrote (frame length, header, body, length prefixes).
+    Bytes(Bytes),
+    /// The records of one records field.
+    Records(R),
+}
+
+/// A whole frame as encoded bytes and records, in wire order.
+#[derive(Debug)]
+pub struct SplicedFrame<R> {
+    pieces: Vec<Piece<R>>,
+    len: usize,
+}
+
+impl<R> SplicedFrame<R> {
+    /// Bytes of the whole frame, length prefix included.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the frame is empty (never, for an encoded frame).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pieces, in wire order.
+    pub fn into_pieces(self) -> Vec<Piece<R>> {
+        self.pieces
+    }
+}
+
+impl SplicedFrame<Vec<Bytes>> {
+    /// The frame as chunks for a vectored write.
+    pub fn into_chunks(self) -> Chunks {
+        let mut out = Chunks::default();
+        for piece in self.pieces {
+            match piece {
+                Piece::Bytes(b) => out.push(b),
+                Piece::Records(chunks) => chunks.into_iter().for_each(|c| out.push(c)),
+            }
+        }
+        out
+    }
+}
+
+/// Encodes `body` (whose records fields hold `splicer`'s placeholders) as a whole frame, with
+/// the records spliced in.
+pub fn encode_spliced<R: SplicedRecords>(
     correlation_id: i32,
     api_key: ApiKey,
     version: i16,
     body: &ResponseKind,
-    splicer: &RecordsSplicer,
-) -> Result<Chunks, EncodeError> {
+    splicer: RecordsSplicer<R>,
+) -> Result<SplicedFrame<R>, EncodeError> {
     let small = encode_response(correlation_id, api_key, version, body)?;
     let fail = |reason: String| EncodeError {
         api_key,
@@ -100,11 +176,11 @@ pub fn encode_spliced(
         reason,
     };
     let compact = api_key.response_header_version(version) >= 1;
-    let mut out = Chunks::default();
+    let mut pieces = Vec::with_capacity(splicer.parts.len() * 3 + 1);
     let mut at = 0usize;
     let mut total = 0usize;
-    for (placeholder, chunks) in &splicer.parts {
-        let found = find(&small[at..], placeholder)
+    for (placeholder, records) in splicer.parts {
+        let found = find(&small[at..], &placeholder)
             .map(|i| at + i)
             .ok_or_else(|| fail("a records placeholder is missing from the frame".into()))?;
         let (prefix_len, expected) = if compact {
@@ -117,33 +193,37 @@ pub fn encode_spliced(
                 "a records placeholder has an unexpected length prefix".into(),
             ));
         }
-        let head = small.slice(at..found - prefix_len);
-        total += head.len();
-        out.push(head);
-        let len: usize = chunks.iter().map(Bytes::len).sum();
-        let mut prefix = BytesMut::with_capacity(5);
+        let len = records.wire_len();
+        let mut head = BytesMut::with_capacity(found - prefix_len - at + 5);
+        head.extend_from_slice(&small[at..found - prefix_len]);
         if compact {
             put_uvarint(
-                &mut prefix,
+                &mut head,
                 u32::try_from(len + 1).map_err(|_| fail("records too large".into()))?,
             );
         } else {
-            prefix.put_i32(i32::try_from(len).map_err(|_| fail("records too large".into()))?);
+            head.put_i32(i32::try_from(len).map_err(|_| fail("records too large".into()))?);
         }
-        total += prefix.len() + len;
-        out.push(prefix.freeze());
-        for c in chunks {
-            out.push(c.clone());
+        total += head.len() + len;
+        pieces.push(Piece::Bytes(head.freeze()));
+        if len > 0 {
+            pieces.push(Piece::Records(records));
         }
         at = found + PLACEHOLDER_BYTES;
     }
     let tail = small.slice(at..);
     total += tail.len();
-    out.push(tail);
+    pieces.push(Piece::Bytes(tail));
     // The frame's own length prefix counts what follows it.
     let size = i32::try_from(total - 4).map_err(|_| fail("frame too large".into()))?;
-    out.patch_frame_length(size);
-    Ok(out)
+    if let Some(Piece::Bytes(first)) = pieces.first_mut() {
+        if first.len() >= 4 {
+            let mut head = BytesMut::from(&first[..]);
+            head[..4].copy_from_slice(&size.to_be_bytes());
+            *first = head.freeze();
+        }
+    }
+    Ok(SplicedFrame { pieces, len: total })
 }
 
 fn put_uvarint(out: &mut BytesMut, mut v: u32) {
@@ -173,20 +253,11 @@ impl Chunks {
         c
     }
 
-    fn push(&mut self, b: Bytes) {
+    /// Appends a chunk (empty ones are skipped).
+    pub fn push(&mut self, b: Bytes) {
         if !b.is_empty() {
             self.remaining += b.len();
             self.chunks.push_back(b);
-        }
-    }
-
-    fn patch_frame_length(&mut self, size: i32) {
-        if let Some(first) = self.chunks.front_mut() {
-            if first.len() >= 4 {
-                let mut head = BytesMut::from(&first[..]);
-                head[..4].copy_from_slice(&size.to_be_bytes());
-                *first = head.freeze();
-            }
         }
     }
 
@@ -280,9 +351,11 @@ mod tests {
                 ApiKey::Fetch,
                 version,
                 &ResponseKind::Fetch(response(&placeholders, version)),
-                &splicer,
+                splicer,
             )
             .unwrap();
+            let frame_len = spliced.len();
+            let spliced = spliced.into_chunks();
             let whole: Vec<Option<Bytes>> = chunk_sets.iter().map(|c| Some(concat(c))).collect();
             let expected = encode_response(
                 77,
@@ -291,6 +364,7 @@ mod tests {
                 &ResponseKind::Fetch(response(&whole, version)),
             )
             .unwrap();
+            assert_eq!(frame_len, expected.len(), "v{version}");
             assert_eq!(spliced.remaining(), expected.len(), "v{version}");
             assert_eq!(spliced.to_bytes(), expected, "v{version}");
         }

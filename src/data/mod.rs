@@ -12,6 +12,7 @@
 
 pub mod partition;
 pub mod producers;
+pub mod records;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use compaction::LogError;
 
 pub use partition::{AppendError, Appended, Appending, Partition, ReadBatches, ReadError};
+pub use records::{FetchRecords, RecordPart};
 
 use crate::topics::{TopicCatalog, TopicSpec};
 

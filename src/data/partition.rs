@@ -25,6 +25,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::producers::{ProducerStates, SequenceError, Verdict};
+use super::records::FetchRecords;
 use crate::topics::TopicSpec;
 
 /// The leader epoch written into batches and reported in Metadata: leadership never moves
@@ -99,23 +100,20 @@ pub struct Appending {
     durable_at: Offset,
 }
 
-/// What a fetch read: whole batches, each a slice of the log's read buffers (not copied).
+/// What a fetch read: whole batches, their large parts left in the segment files (sent with
+/// `sendfile(2)`), the rest slices of the log's read buffers (not copied).
 #[derive(Debug, Clone, Default)]
 pub struct ReadBatches {
     /// The batches, in offset order.
-    pub batches: Vec<Bytes>,
+    pub records: FetchRecords,
     /// Their total size.
     pub bytes: usize,
 }
 
 impl ReadBatches {
-    /// The batches as one buffer (copies; for tests and small answers).
-    pub fn concatenated(&self) -> Bytes {
-        let mut out = BytesMut::with_capacity(self.bytes);
-        for b in &self.batches {
-            out.extend_from_slice(b);
-        }
-        out.freeze()
+    /// The batches as one buffer (copies, reading the file parts; for tests).
+    pub fn concatenated(&self) -> Result<Bytes, LogError> {
+        self.records.to_bytes()
     }
 }
 
@@ -363,7 +361,7 @@ impl Partition {
         if offset >= hw {
             return Ok(ReadBatches::default());
         }
-        let entries = match self.log.read(to_offset(offset), max_bytes.max(1)) {
+        let entries = match self.log.read_located(to_offset(offset), max_bytes.max(1)) {
             Ok(e) => e,
             // Retention moved the start between the check above and the read.
             Err(LogError::OffsetOutOfRange { .. }) => {
@@ -375,21 +373,20 @@ impl Partition {
             }
             Err(e) => return Err(e.into()),
         };
-        let visible: Vec<&Entry> = entries
-            .iter()
-            .take_while(|e| from_offset(e.first_offset) < hw)
-            .collect();
         let mut bytes = 0usize;
-        let mut batches = Vec::with_capacity(visible.len());
-        for e in visible {
-            let size = e.payload.len();
-            if bytes + size > max_bytes && !(batches.is_empty() && min_one) {
+        let mut records = FetchRecords::default();
+        for e in entries {
+            if from_offset(e.first_offset) >= hw {
+                break;
+            }
+            let size = e.len();
+            if bytes + size > max_bytes && !(records.is_empty() && min_one) {
                 break;
             }
             bytes += size;
-            batches.push(e.payload.clone());
+            records.push_entry(e);
         }
-        Ok(ReadBatches { batches, bytes })
+        Ok(ReadBatches { records, bytes })
     }
 
     /// The first record (below the high watermark) whose timestamp is `>= target`.

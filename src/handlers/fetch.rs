@@ -27,7 +27,7 @@ use protocol::ErrorCode;
 use tokio::sync::watch;
 
 use super::RequestContext;
-use crate::data::{Partition, ReadBatches};
+use crate::data::{FetchRecords, Partition, ReadBatches};
 use crate::errors::{to_kafka_error, BrokerError};
 
 /// Longest long poll honoured, whatever `max_wait_ms` asks.
@@ -56,22 +56,22 @@ pub struct FetchAnswer {
     /// The body, records as placeholders.
     pub body: FetchResponse,
     /// The batches behind the placeholders.
-    pub splicer: RecordsSplicer,
+    pub splicer: RecordsSplicer<FetchRecords>,
 }
 
 impl FetchAnswer {
-    /// The body with the real records in place (copies; tests).
-    pub fn materialized(mut self) -> FetchResponse {
+    /// The body with the real records in place (copies, reading the file parts; tests).
+    pub fn materialized(mut self) -> Result<FetchResponse, compaction::LogError> {
         for t in &mut self.body.responses {
             for p in &mut t.partitions {
                 if let Some(r) = &p.records {
-                    if let Some(real) = self.splicer.materialize(r) {
-                        p.records = Some(real);
+                    if let Some(real) = self.splicer.records(r) {
+                        p.records = Some(real.to_bytes()?);
                     }
                 }
             }
         }
-        self.body
+        Ok(self.body)
     }
 }
 
@@ -227,7 +227,7 @@ fn partition_data(
     ctx: &RequestContext,
     o: Outcome,
     read_committed: bool,
-    splicer: &mut RecordsSplicer,
+    splicer: &mut RecordsSplicer<FetchRecords>,
 ) -> PartitionData {
     let v = ctx.version;
     let mut d = PartitionData::default().with_partition_index(o.index);
@@ -237,7 +237,7 @@ fn partition_data(
                 .with_error_code(0)
                 .with_high_watermark(hw)
                 .with_last_stable_offset(hw)
-                .with_records(Some(splicer.placeholder(read.batches)));
+                .with_records(Some(splicer.placeholder(read.records)));
             if v >= 5 {
                 d = d.with_log_start_offset(log_start);
             }
@@ -311,6 +311,20 @@ mod tests {
             )
     }
 
+    /// A spliced frame as the bytes a client receives.
+    fn frame_bytes(frame: protocol::splice::SplicedFrame<FetchRecords>) -> Bytes {
+        let mut out = bytes::BytesMut::new();
+        for piece in frame.into_pieces() {
+            match piece {
+                protocol::splice::Piece::Bytes(b) => out.extend_from_slice(&b),
+                protocol::splice::Piece::Records(r) => {
+                    out.extend_from_slice(&r.to_bytes().unwrap())
+                }
+            }
+        }
+        out.freeze()
+    }
+
     async fn setup() -> (tempfile::TempDir, Arc<crate::broker::Broker>) {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
@@ -343,20 +357,24 @@ mod tests {
                 request(&[("a", 0, 0), ("zz", 0, 0), ("a", 0, 99)], 1 << 20, 1 << 20),
             )
             .await;
+            let copy = FetchAnswer {
+                body: answer.body.clone(),
+                splicer: answer.splicer.clone(),
+            };
             let spliced = protocol::splice::encode_spliced(
                 1,
                 ApiKey::Fetch,
                 v,
-                &ResponseKind::Fetch(answer.body.clone()),
-                &answer.splicer,
+                &ResponseKind::Fetch(answer.body),
+                answer.splicer,
             )
             .unwrap();
-            let resp = answer.materialized();
+            let resp = copy.materialized().unwrap();
             let whole =
                 protocol::encode_response(1, ApiKey::Fetch, v, &ResponseKind::Fetch(resp.clone()))
                     .unwrap();
             assert_eq!(
-                spliced.to_bytes(),
+                frame_bytes(spliced),
                 whole,
                 "v{v}: the spliced frame is the codec's"
             );
@@ -385,7 +403,8 @@ mod tests {
         // A partition limit below one batch still returns one batch (the first partition).
         let resp = handle(&c, request(&[("a", 0, 0), ("b", 0, 0)], 1 << 20, 1))
             .await
-            .materialized();
+            .materialized()
+            .unwrap();
         let sizes: Vec<usize> = resp
             .responses
             .iter()
@@ -398,7 +417,8 @@ mod tests {
             request(&[("a", 0, 0), ("b", 0, 0)], (batch * 2) as i32, 1 << 20),
         )
         .await
-        .materialized();
+        .materialized()
+        .unwrap();
         let sizes: Vec<usize> = resp
             .responses
             .iter()
@@ -408,7 +428,8 @@ mod tests {
         // A fetch from inside a batch returns that whole batch.
         let resp = handle(&c, request(&[("a", 0, 5)], 1 << 20, 1 << 20))
             .await
-            .materialized();
+            .materialized()
+            .unwrap();
         assert_eq!(
             resp.responses[0].partitions[0]
                 .records

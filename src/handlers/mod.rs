@@ -79,7 +79,10 @@ pub enum Reply {
     /// A response already encoded as a whole frame (versions the codec cannot encode).
     Frame(Bytes),
     /// A body whose records fields are placeholders for the splicer's batches (Fetch).
-    Spliced(Box<ResponseKind>, protocol::splice::RecordsSplicer),
+    Spliced(
+        Box<ResponseKind>,
+        protocol::splice::RecordsSplicer<crate::data::FetchRecords>,
+    ),
     /// Nothing: a Produce with `acks=0`.
     Nothing,
     /// No answer, and the connection closed: how Kafka tells an `acks=0` producer that a

@@ -26,13 +26,15 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 use protocol::frame::{split_frame, FrameError, FrameStatus};
 use protocol::request::{decode_request, RequestError};
-use protocol::splice::Chunks;
+use protocol::splice::{Chunks, SplicedFrame};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::Instrument;
 
 use super::front::Front;
+use super::send_records::{write_spliced, SendError};
+use crate::data::FetchRecords;
 use crate::handlers::{self, api_name, loading, produce, Reply, RequestContext};
 use crate::metrics as m;
 use kafka_protocol::messages::RequestKind;
@@ -75,6 +77,19 @@ pub enum ConnectionError {
     /// A response the codec refused (a bug; the client could not read a partial answer).
     #[error(transparent)]
     Encode(#[from] protocol::EncodeError),
+    /// Records a Fetch located in a segment file changed or vanished before they were sent:
+    /// closing is the only way not to send a short or wrong frame.
+    #[error("fetch answer abandoned: {0}")]
+    RecordsGone(SendError),
+}
+
+impl From<SendError> for ConnectionError {
+    fn from(e: SendError) -> Self {
+        match e {
+            SendError::Io(io) => ConnectionError::Io(io),
+            gone => ConnectionError::RecordsGone(gone),
+        }
+    }
 }
 
 impl ConnectionError {
@@ -121,6 +136,8 @@ pub async fn serve(
                 ConnectionError::Encode(_) | ConnectionError::NotServed(_)
             ) {
                 tracing::error!(%peer, error = %e, "closing connection");
+            } else if matches!(e, ConnectionError::RecordsGone(_)) {
+                tracing::warn!(%peer, error = %e, "closing connection mid-answer");
             } else {
                 tracing::debug!(%peer, error = %e, "connection ended");
             }
@@ -138,6 +155,8 @@ struct Connection {
 /// What a finished request sends.
 enum Outgoing {
     Frame(Chunks),
+    /// A Fetch answer: records in memory and in segment files.
+    Spliced(SplicedFrame<FetchRecords>),
     Nothing,
     Close(&'static str),
 }
@@ -283,6 +302,10 @@ impl Connection {
                 self.stream.write_all_buf(&mut frame).await?;
                 Ok(true)
             }
+            Outgoing::Spliced(frame) => {
+                write_spliced(&mut self.stream, frame).await?;
+                Ok(true)
+            }
             Outgoing::Nothing => Ok(true),
             Outgoing::Close(why) => {
                 tracing::info!(peer = %self.peer, reason = why, "closing connection");
@@ -352,12 +375,12 @@ fn outgoing(
             ctx.version,
             body.as_ref(),
         )?)),
-        Reply::Spliced(body, splicer) => Outgoing::Frame(protocol::splice::encode_spliced(
+        Reply::Spliced(body, splicer) => Outgoing::Spliced(protocol::splice::encode_spliced(
             ctx.correlation_id,
             ctx.api_key,
             ctx.version,
             body.as_ref(),
-            &splicer,
+            splicer,
         )?),
         Reply::Frame(frame) => Outgoing::Frame(Chunks::single(frame)),
         Reply::Nothing => Outgoing::Nothing,

@@ -16,6 +16,7 @@
 
 pub mod connection;
 pub mod front;
+pub mod send_records;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
