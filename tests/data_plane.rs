@@ -606,7 +606,8 @@ fn a_large_fetch_crosses_segment_boundaries_byte_exact() {
             .collect();
         let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
         assert_eq!(
-            c.produce("wide", 0, batch(&refs, offset, None)).error_code,
+            c.produce("wide", 0, batch(&refs, now_ms(), None))
+                .error_code,
             0
         );
         for v in values {
@@ -624,6 +625,8 @@ fn a_large_fetch_crosses_segment_boundaries_byte_exact() {
         send_big_fetch(&mut c, "wide", from as i64);
         let (code, got) = read_big_fetch(&mut c);
         assert_eq!(code, 0);
+        // Whole batches: the one holding `from` may start before it (clients skip those).
+        let got: Vec<_> = got.into_iter().filter(|(o, _)| *o >= from as i64).collect();
         assert_eq!(
             got.len(),
             expected.len() - from,
