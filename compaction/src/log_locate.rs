@@ -29,8 +29,8 @@ use crate::log_read::{Span, READ_ATTEMPTS};
 use crate::segment::Segment;
 use crate::types::Offset;
 
-/// A payload whose remainder past the bytes already read is at least this long stays in the
-/// file; a shorter one is read (a syscall costs more than copying a few KiB).
+/// A payload at least this long is left in the file past the bytes its probe read; a shorter
+/// one is read whole (a syscall costs more than copying a few KiB).
 pub const FILE_TAIL_MIN_BYTES: usize = 16 << 10;
 /// Bytes read to find the next frame after one whose payload stayed in the file: its header is
 /// all that is needed, and a small frame fits too.
@@ -230,9 +230,10 @@ impl Located {
                     grow(self.probe, self.max_bytes.saturating_sub(self.total))
                 };
                 (buf.slice(from..from + payload_len), None)
-            } else if frame_end - buf_end.max(payload_start) >= FILE_TAIL_MIN_BYTES as u64 {
+            } else if payload_len >= FILE_TAIL_MIN_BYTES {
+                // Large: what the probe read goes from memory, the rest from the file.
                 let split = buf_end.max(payload_start);
-                let head = if split == buf_end && payload_start < buf_end {
+                let head = if payload_start < split {
                     buf.slice((payload_start - buf_start) as usize..)
                 } else {
                     Bytes::new()
@@ -246,7 +247,7 @@ impl Located {
                 };
                 (head, Some(tail))
             } else {
-                // A medium frame straddling the read: read it whole, with what follows.
+                // A small frame straddling the probe: read it whole, with what follows.
                 let want = (header.frame_len as usize).max(self.probe);
                 buf = read_at(segment, position, want, end)?;
                 buf_start = position;
@@ -279,6 +280,13 @@ fn grow(probe: usize, remaining: usize) -> usize {
 /// Reads up to `len` bytes of `segment` at `position`, not past `end`.
 fn read_at(segment: &Segment, position: u64, len: usize, end: u64) -> Result<Bytes, LogError> {
     let len = (len as u64).min(end.saturating_sub(position)) as usize;
+    if len <= PROBE_AFTER_LARGE {
+        // Not from the pool: its buffers are 1 MiB, and a probe's bytes stay referenced until
+        // the answer is sent, so every probe would take (and zero) a fresh MiB.
+        let mut buf = vec![0u8; len];
+        fsutil::read_exact_at(&segment.file, &segment.path, &mut buf, position)?;
+        return Ok(Bytes::from(buf));
+    }
     let mut buf = crate::buffer_pool::take(len);
     fsutil::read_exact_at(&segment.file, &segment.path, &mut buf, position)?;
     let buf = buf.freeze();
