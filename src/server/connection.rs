@@ -8,7 +8,8 @@
 //!    not loaded yet ─ group API / ApiVersions / FindCoordinator ─> the loading answer
 //!                   └─ anything else ──> wait for the broker
 //!    dispatch (span: api, version, client id, correlation id)
-//!    write the response (none for acks=0)
+//!    write the response (none for acks=0; a Fetch answer's records from the segment files
+//!    with sendfile, see `send_records`)
 //! ```
 //!
 //! Requests on one connection are answered in order. They are handled one at a time, as Kafka
