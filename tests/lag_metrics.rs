@@ -13,23 +13,11 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::metrics::{scrape, scrape_until};
 use common::Cohort;
 
 /// Sampling flags that keep status changes to seconds.
 const FAST_LAG: [&str; 4] = ["--lag-sample-interval-ms", "100", "--lag-window-ms", "1500"];
-
-/// `/metrics` as `series → value` (the series is the name with its labels, as printed).
-fn scrape(broker: &Cohort) -> BTreeMap<String, f64> {
-    let (status, body) = broker.http_get("/metrics");
-    assert!(status.contains("200"), "{status}");
-    body.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            Some((series.to_string(), value.parse().ok()?))
-        })
-        .collect()
-}
 
 fn partition_series(name: &str, group: &str, topic: &str, partition: i32) -> String {
     format!("{name}{{group=\"{group}\",topic=\"{topic}\",partition=\"{partition}\"}}")
@@ -37,30 +25,6 @@ fn partition_series(name: &str, group: &str, topic: &str, partition: i32) -> Str
 
 fn group_series(name: &str, group: &str) -> String {
     format!("{name}{{group=\"{group}\"}}")
-}
-
-/// Scrapes until `done` accepts the figures, or panics with the last scrape after `limit`.
-fn scrape_until(
-    broker: &Cohort,
-    limit: Duration,
-    what: &str,
-    mut done: impl FnMut(&BTreeMap<String, f64>) -> bool,
-) -> BTreeMap<String, f64> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let m = scrape(broker);
-        if done(&m) {
-            return m;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what} not seen within {limit:?}; last scrape:\n{:#?}",
-            m.iter()
-                .filter(|(k, _)| k.starts_with("cohort_group_"))
-                .collect::<Vec<_>>()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// `cohort groups --describe --group GROUP`: (topic, partition) → (current, log end, lag).

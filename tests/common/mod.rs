@@ -4,6 +4,7 @@
 //! Everything a test starts it stops by PID: [`Cohort`] kills its child on drop.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod metrics;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};
