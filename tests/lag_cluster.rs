@@ -84,31 +84,7 @@ fn the_coordinator_alone_exports_lag_learning_log_ends_from_the_partition_owners
         .map(|n| n.kafka.to_string())
         .collect::<Vec<_>>()
         .join(",");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let leader = loop {
-        let controllers: Vec<i32> = nodes
-            .iter()
-            .map(|n| {
-                let req = MetadataRequest::default().with_topics(Some(vec![]));
-                match RawClient::connect(n.kafka).call(
-                    ApiKey::Metadata,
-                    9,
-                    RequestKind::Metadata(req),
-                ) {
-                    ResponseKind::Metadata(m) => m.controller_id.0,
-                    other => panic!("{other:?}"),
-                }
-            })
-            .collect();
-        if controllers[0] > 0 && controllers.iter().all(|c| *c == controllers[0]) {
-            break controllers[0];
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no agreed leader: {controllers:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let leader = agreed_leader(&nodes.iter().collect::<Vec<_>>());
     let leader_node = nodes.iter().find(|n| n.id as i32 == leader).unwrap();
 
     // Real clients over the whole cluster: records go to each partition's owner, commits to
