@@ -537,6 +537,21 @@ fn send_big_fetch(c: &mut RawClient, topic: &str, offset: i64) {
     c.stream.write_all(&frame).unwrap();
 }
 
+/// The stalled 120-record answer arrives whole, every record with the bytes it had when the
+/// fetch was answered.
+fn assert_whole_race_answer(reader: &mut RawClient, len: usize) {
+    let (code, got) = read_big_fetch(reader);
+    assert_eq!(code, 0);
+    assert_eq!(got.len(), 120, "the whole answer arrives");
+    for (i, (offset, value)) in got.iter().enumerate() {
+        assert_eq!(*offset, i as i64);
+        assert!(
+            value[..] == race_value(*offset, len)[..],
+            "record {offset} differs"
+        );
+    }
+}
+
 /// Reads the answer of [`send_big_fetch`]: the partition's records as (offset, value), every
 /// batch's CRC checked by the decoder.
 fn read_big_fetch(c: &mut RawClient) -> (i16, Vec<(i64, bytes::Bytes)>) {
@@ -687,16 +702,7 @@ fn a_fetch_in_flight_keeps_its_bytes_while_retention_deletes_the_segments() {
         assert!(Instant::now() < deadline, "retention did not run");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let (code, got) = read_big_fetch(&mut reader);
-    assert_eq!(code, 0);
-    assert_eq!(got.len(), 120, "the whole answer arrives");
-    for (i, (offset, value)) in got.iter().enumerate() {
-        assert_eq!(*offset, i as i64);
-        assert!(
-            value[..] == race_value(*offset, len)[..],
-            "record {offset} differs"
-        );
-    }
+    assert_whole_race_answer(&mut reader, len);
     // The connection still serves.
     assert_eq!(reader.fetch("race", 0, 0, 0, 1).error_code, 1);
 }
@@ -742,16 +748,7 @@ fn a_fetch_in_flight_keeps_its_bytes_while_the_topic_is_deleted_and_recreated() 
         assert_eq!(r.base_offset, offset);
         assert_eq!(r.error_code, 0);
     }
-    let (code, got) = read_big_fetch(&mut reader);
-    assert_eq!(code, 0);
-    assert_eq!(got.len(), 120, "the whole answer arrives");
-    for (i, (offset, value)) in got.iter().enumerate() {
-        assert_eq!(*offset, i as i64);
-        assert!(
-            value[..] == race_value(*offset, len)[..],
-            "record {offset} differs"
-        );
-    }
+    assert_whole_race_answer(&mut reader, len);
     let fresh = reader.fetch("gone", 0, 0, 0, 1);
     assert_eq!(fresh.error_code, 0);
     assert_eq!(fresh.high_watermark, 40);
