@@ -125,6 +125,20 @@ impl<W> FiredTimers<W> {
         self.submitted.insert(token, Submitted { key, term });
     }
 
+    /// The member's session is due but its expiry is deferred behind its writes in flight
+    /// (see [`super::member_writes`]): its requests wait as for a firing, and are released by
+    /// an outcome that moves its session ([`Self::moved`]) or by the firing submitted once
+    /// the deferral resolves.
+    pub fn deferred(&mut self, group_id: &GroupId, member_id: &MemberId) {
+        self.expiring
+            .entry((group_id.clone(), member_id.clone()))
+            .or_insert_with(|| Expiring {
+                in_flight: None,
+                waiters: Vec::new(),
+            })
+            .in_flight = None;
+    }
+
     /// Whether requests of this member must wait (its session fired, no expiry applied yet).
     #[cfg(test)]
     pub fn is_expiring(&self, group_id: &GroupId, member_id: &MemberId) -> bool {

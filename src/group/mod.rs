@@ -20,6 +20,7 @@ pub mod catalog;
 pub mod error;
 mod fired;
 mod leadership;
+mod member_writes;
 pub mod metrics;
 mod runtime;
 #[cfg(test)]
@@ -98,6 +99,37 @@ pub async fn follow_topic_deletions(groups: Arc<Groups>, data: Arc<crate::data::
 }
 use runtime::{BackgroundWrites, MemberReady, Runtime, RuntimeMsg};
 
+/// The member whose session a write may refresh (Kafka completes a member's heartbeat on
+/// its commit, join, sync and leave): the runtime defers that member's expiry while the
+/// write is in flight. `None` for admin commits, new members and batched leaves.
+fn session_member(command: &WriteCommand) -> Option<member_writes::Member> {
+    let (group_id, member_id) = match command {
+        WriteCommand::CommitOffsets(c) => (&c.group_id, &c.member_id),
+        WriteCommand::JoinGroup(c) => (&c.group_id, &c.member_id),
+        WriteCommand::SyncGroup(c) => (&c.group_id, &c.member_id),
+        WriteCommand::LeaveGroup(c) => match c.members.as_slice() {
+            [one] => (&c.group_id, &one.member_id),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (!member_id.as_str().is_empty()).then(|| (group_id.clone(), member_id.clone()))
+}
+
+/// Tells the runtime to forget a registered token unless disarmed (`token` taken).
+struct ForgetOnDrop<'a> {
+    tx: &'a mpsc::UnboundedSender<RuntimeMsg>,
+    token: Option<RequestToken>,
+}
+
+impl Drop for ForgetOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            let _ = self.tx.send(RuntimeMsg::Forget { token });
+        }
+    }
+}
+
 /// Tags for the commands this process submits (the handle's and the runtime's own), so the
 /// runtime can match an applied command to whoever waits on it. `incarnation` is drawn at
 /// start: a restarted node replaying its log never mistakes an old command for a new one.
@@ -157,6 +189,8 @@ pub fn nonce() -> u128 {
 /// The handle the group handlers use.
 pub struct Groups {
     node: Arc<MetaNode<CohortApp>>,
+    /// `node`'s write path (wrapped by tests to hold writes).
+    writes: BackgroundWrites,
     tokens: Arc<TokenSource>,
     /// Members whose expiry is on its way (the runtime's count): while none is, a JoinGroup
     /// or SyncGroup need not ask the runtime before being answered from applied state.
@@ -204,8 +238,8 @@ pub async fn start(
     start_with(node_id, kafka_addr, data_dir, cluster, group, lag, |w| w).await
 }
 
-/// [`start`], with the runtime's own writes (timer firings) going through `wrap` of the Raft
-/// node's write path: the seam where a test holds or fails them.
+/// [`start`], with every group write (the handle's and the runtime's own) going through
+/// `wrap` of the Raft node's write path: the seam where a test holds or fails them.
 pub(crate) async fn start_with(
     node_id: i32,
     kafka_addr: String,
@@ -252,8 +286,10 @@ pub(crate) async fn start_with(
     let (topic_events, _) = broadcast::channel(1024);
     let tokens = Arc::new(TokenSource::new(node_id));
     let expiring_members = Arc::new(AtomicUsize::new(0));
+    let writes = wrap(runtime::raft_writes(node.clone()));
     let runtime = Runtime {
-        background_writes: wrap(runtime::raft_writes(node.clone())),
+        background_writes: writes.clone(),
+        member_writes: member_writes::MemberWrites::default(),
         to_self: tx.downgrade(),
         fired: fired::FiredTimers::default(),
         expiring_members: expiring_members.clone(),
@@ -272,6 +308,7 @@ pub(crate) async fn start_with(
     let runtime_task = tokio::spawn(runtime.run());
     Ok(Groups {
         node,
+        writes,
         tokens,
         expiring_members,
         tx,
@@ -368,8 +405,18 @@ impl Groups {
         let token = self.tokens.next();
         let (responder, answer) = oneshot::channel();
         self.tx
-            .send(RuntimeMsg::Register { token, responder })
+            .send(RuntimeMsg::Register {
+                token,
+                member: session_member(&command),
+                responder,
+            })
             .map_err(|_| GroupError::NotCoordinator)?;
+        // A request abandoned before its answer (its connection closed) must not leave the
+        // member counted as writing, which would defer its expiry until a step-down.
+        let mut forget = ForgetOnDrop {
+            tx: &self.tx,
+            token: Some(token),
+        };
         let started = Instant::now();
         let traced = tracing::enabled!(tracing::Level::DEBUG);
         if traced {
@@ -385,12 +432,13 @@ impl Groups {
             body: Body::Group(command),
         }
         .encode();
-        if let Err(e) = self.node.write(command_bytes).await {
+        if let Err(e) = (self.writes)(command_bytes).await {
             tracing::debug!(seq = token.seq, error = %e, "request not committed");
-            let _ = self.tx.send(RuntimeMsg::Forget { token });
             return Err(e.into());
         }
         let reply = answer.await.unwrap_or(Err(GroupError::NotCoordinator));
+        // Answered: the runtime handled the token's effect (or dropped it on step-down).
+        forget.token = None;
         if traced {
             let answered = match &reply {
                 Ok(r) => trace::reply(r),

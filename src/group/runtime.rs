@@ -39,6 +39,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use super::error::GroupError;
 use super::fired::{FiredTimers, NotQueued};
 use super::leadership::{Leadership, Observed};
+use super::member_writes::{Due, Member, MemberWrites};
 use super::metrics as m;
 use super::timers::TimerWheel;
 use super::trace;
@@ -48,9 +49,11 @@ use super::{now_ms, Role, TokenSource};
 pub(crate) type Responder = oneshot::Sender<Result<Reply, GroupError>>;
 
 pub(crate) enum RuntimeMsg {
-    /// A handler is about to submit the command tagged `token`.
+    /// A handler is about to submit the command tagged `token`; `member` is the member whose
+    /// session the command may refresh (a commit, join, sync or leave of a known member).
     Register {
         token: RequestToken,
+        member: Option<Member>,
         responder: Responder,
     },
     /// The submission failed; nothing will come for `token` (or it no longer matters).
@@ -97,8 +100,8 @@ pub(crate) enum Waiter {
 /// A write submitted by the runtime itself, outside any client request.
 pub(crate) type WriteFuture = Pin<Box<dyn Future<Output = Result<Bytes, WriteError>> + Send>>;
 
-/// How the runtime writes its own commands (timer firings, the cluster id): the Raft node's
-/// write path, which a test may wrap to hold or fail writes.
+/// The Raft node's write path, as the handle (client requests) and the runtime (timer
+/// firings, the cluster id) use it: a test may wrap it to hold or fail writes.
 pub(crate) type BackgroundWrites = Arc<dyn Fn(Bytes) -> WriteFuture + Send + Sync>;
 
 /// The production [`BackgroundWrites`]: straight to the Raft node.
@@ -135,6 +138,8 @@ pub(crate) struct Runtime {
     pub lag: Option<Arc<crate::lag::LagFeed>>,
     /// Timer firings in flight and the requests of expiring members.
     pub fired: FiredTimers<Waiter>,
+    /// Members' writes in flight, and the session expiries deferred behind them.
+    pub member_writes: MemberWrites,
     /// How many members are expiring, for [`super::Groups`] to skip asking when none is.
     pub expiring_members: Arc<AtomicUsize>,
     /// Tokens for the runtime's own commands (shared with the handle's).
@@ -309,6 +314,7 @@ impl Runtime {
                 let _ = responder.send(Err(GroupError::NotCoordinator));
             }
         }
+        self.member_writes.clear();
         self.publish_expiring();
         self.timers.clear();
         if let Some(lag) = &self.lag {
@@ -322,15 +328,23 @@ impl Runtime {
 
     fn on_msg(&mut self, msg: RuntimeMsg) {
         match msg {
-            RuntimeMsg::Register { token, responder } => {
+            RuntimeMsg::Register {
+                token,
+                member,
+                responder,
+            } => {
                 if *self.role_tx.borrow() == Role::Active {
                     self.waiting.insert(token, responder);
+                    if let Some(member) = member {
+                        self.member_writes.registered(token, member);
+                    }
                 } else {
                     let _ = responder.send(Err(GroupError::NotCoordinator));
                 }
             }
             RuntimeMsg::Forget { token } => {
                 self.waiting.remove(&token);
+                self.member_write_done(&token);
             }
             RuntimeMsg::Effect(effect) => self.on_effect(effect),
             RuntimeMsg::Heartbeat { command, responder } => {
@@ -503,6 +517,9 @@ impl Runtime {
                     if let Some(waiters) = released {
                         self.answer_all(waiters);
                     }
+                    if let Some(token) = origin {
+                        self.member_write_done(&token);
+                    }
                 }
             }
             Effect::TopicsChanged { created, deleted } => {
@@ -606,22 +623,68 @@ impl Runtime {
         };
         let now = now_ms();
         for key in self.timers.take_due(now) {
-            let label = match &key {
-                TimerKey::JoinPhase { .. } => "join_phase",
-                TimerKey::SyncPhase { .. } => "sync_phase",
-                TimerKey::MemberHeartbeat { .. } => "member_session",
-                TimerKey::OffsetsRetention => "offsets_retention",
-            };
-            metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
-            tracing::debug!(timer = ?key, "timer fired");
-            let token = self.tokens.next();
-            self.fired.fired(token, key.clone(), term);
-            self.submit_background(
-                Some(token),
-                Body::Group(WriteCommand::TimerFired { key, now_ms: now }),
-            );
+            if let TimerKey::MemberHeartbeat {
+                group_id,
+                member_id,
+            } = &key
+            {
+                let member = (group_id.clone(), member_id.clone());
+                if self.member_writes.due(&member) == Due::Deferred {
+                    tracing::debug!(
+                        group = group_id.as_str(),
+                        member = member_id.as_str(),
+                        "session due with the member's writes in flight: expiry deferred"
+                    );
+                    self.fired.deferred(group_id, member_id);
+                    continue;
+                }
+            }
+            self.fire(key, term, now);
         }
         self.publish_expiring();
+    }
+
+    /// Submits `key`'s `TimerFired` through Raft, tagged so its effect or failure comes back.
+    fn fire(&mut self, key: TimerKey, term: u64, now: coordinator::TimestampMs) {
+        let label = match &key {
+            TimerKey::JoinPhase { .. } => "join_phase",
+            TimerKey::SyncPhase { .. } => "sync_phase",
+            TimerKey::MemberHeartbeat { .. } => "member_session",
+            TimerKey::OffsetsRetention => "offsets_retention",
+        };
+        metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
+        tracing::debug!(timer = ?key, "timer fired");
+        let token = self.tokens.next();
+        self.fired.fired(token, key.clone(), term);
+        self.submit_background(
+            Some(token),
+            Body::Group(WriteCommand::TimerFired { key, now_ms: now }),
+        );
+    }
+
+    /// A member's write tagged `token` was applied or will not be seen; if the member's
+    /// expiry was deferred behind it and nothing else, the deferral ends: an outcome that
+    /// re-armed the session refreshed it (the member stays, its requests were released when
+    /// the timer moved), otherwise the expiry fires now.
+    fn member_write_done(&mut self, token: &RequestToken) {
+        let Some((group_id, member_id)) = self.member_writes.done(token) else {
+            return;
+        };
+        let key = TimerKey::MemberHeartbeat {
+            group_id,
+            member_id,
+        };
+        if self.timers.is_armed(&key) {
+            tracing::debug!(timer = ?key, "deferred expiry dropped: the member's write refreshed its session");
+            let waiters = self.fired.moved(&key);
+            self.answer_all(waiters);
+            return;
+        }
+        // Writes are forgotten on step-down, so this runs only while leading; a new leader
+        // arms every session from its state on its own.
+        if let Leadership::Active { term } = self.leadership {
+            self.fire(key, term, now_ms());
+        }
     }
 
     /// Submits a command no client waits on. A tagged one that fails comes back as

@@ -1,14 +1,16 @@
-//! The runtime on a real one-voter Raft node in a temp dir, with its timer firings going
-//! through a gate at the write seam: the test decides when a member's expiry reaches Raft, or
-//! makes its write fail, instead of racing the clock.
+//! The runtime on a real one-voter Raft node in a temp dir, with its timer firings and the
+//! handle's offset commits going through a gate at the write seam: the test decides when a
+//! member's expiry or commit reaches Raft, or makes the expiry's write fail, instead of
+//! racing the clock.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use coordinator::{
-    ApiVersion, ErrorKind, Generation, GroupId, Heartbeat, JoinGroup, JoinProtocol, MemberId,
-    Reply, SyncAssignment, SyncGroup, TimerKey, WriteCommand,
+    ApiVersion, CommitOffsets, CommitPartition, CommitResponse, CommitTopic, ErrorKind, Generation,
+    GroupId, Heartbeat, JoinGroup, JoinProtocol, LeaderEpoch, MemberId, Offset, PartitionIndex,
+    Reply, SyncAssignment, SyncGroup, TimerKey, TopicName, WriteCommand,
 };
 use raft_meta::cohort_app::{Body, Envelope};
 use raft_meta::WriteError;
@@ -31,23 +33,36 @@ struct Held {
     action: oneshot::Sender<Action>,
 }
 
-/// Wraps the node's write path: member-session firings are handed to the test, every other
-/// command goes straight through.
-fn gate(held: mpsc::UnboundedSender<Held>) -> impl FnOnce(BackgroundWrites) -> BackgroundWrites {
+/// An offset commit stopped at the seam (already registered with the runtime).
+type HeldCommit = oneshot::Sender<Action>;
+
+/// Wraps the node's write path: member-session firings and offset commits are handed to the
+/// test, every other command goes straight through.
+fn gate(
+    held: mpsc::UnboundedSender<Held>,
+    commits: mpsc::UnboundedSender<HeldCommit>,
+) -> impl FnOnce(BackgroundWrites) -> BackgroundWrites {
     move |inner| {
         Arc::new(move |command: Bytes| {
             let inner = inner.clone();
             let held = held.clone();
+            let commits = commits.clone();
             Box::pin(async move {
-                let key = match Envelope::decode(&command) {
+                let (action, decided) = oneshot::channel();
+                let stopped = match Envelope::decode(&command) {
                     Ok(Envelope {
                         body: Body::Group(WriteCommand::TimerFired { key, .. }),
                         ..
-                    }) if matches!(key, TimerKey::MemberHeartbeat { .. }) => key,
+                    }) if matches!(key, TimerKey::MemberHeartbeat { .. }) => {
+                        held.send(Held { key, action }).is_ok()
+                    }
+                    Ok(Envelope {
+                        body: Body::Group(WriteCommand::CommitOffsets(_)),
+                        ..
+                    }) => commits.send(action).is_ok(),
                     _ => return inner(command).await,
                 };
-                let (action, decided) = oneshot::channel();
-                if held.send(Held { key, action }).is_err() {
+                if !stopped {
                     return Err(WriteError::ShuttingDown);
                 }
                 match decided.await {
@@ -60,7 +75,13 @@ fn gate(held: mpsc::UnboundedSender<Held>) -> impl FnOnce(BackgroundWrites) -> B
     }
 }
 
-async fn start_node(dir: &std::path::Path) -> (Groups, mpsc::UnboundedReceiver<Held>) {
+async fn start_node(
+    dir: &std::path::Path,
+) -> (
+    Groups,
+    mpsc::UnboundedReceiver<Held>,
+    mpsc::UnboundedReceiver<HeldCommit>,
+) {
     let cluster = ClusterArgs {
         raft_listen: "127.0.0.1:0".into(),
         advertise_raft: None,
@@ -81,6 +102,7 @@ async fn start_node(dir: &std::path::Path) -> (Groups, mpsc::UnboundedReceiver<H
         offset_metadata_max_bytes: 4096,
     };
     let (tx, held) = mpsc::unbounded_channel();
+    let (commits_tx, commits) = mpsc::unbounded_channel();
     let groups = super::start_with(
         1,
         "127.0.0.1:9092".into(),
@@ -88,14 +110,14 @@ async fn start_node(dir: &std::path::Path) -> (Groups, mpsc::UnboundedReceiver<H
         &cluster,
         &group,
         None,
-        gate(tx),
+        gate(tx, commits_tx),
     )
     .await
     .unwrap();
     tokio::time::timeout(Duration::from_secs(10), groups.wait_active())
         .await
         .unwrap();
-    (groups, held)
+    (groups, held, commits)
 }
 
 fn group_id() -> GroupId {
@@ -224,7 +246,7 @@ async fn next_held(held: &mut mpsc::UnboundedReceiver<Held>, member_id: &MemberI
 #[tokio::test]
 async fn a_heartbeat_arriving_while_the_members_expiry_is_in_flight_is_answered_unknown_member() {
     let dir = tempfile::tempdir().unwrap();
-    let (groups, mut held) = start_node(dir.path()).await;
+    let (groups, mut held, _commits) = start_node(dir.path()).await;
     let (member, generation) = stable_member(&groups).await;
     // Alive while it heartbeats.
     let answer = send_heartbeat(&groups, &member, generation);
@@ -275,7 +297,7 @@ async fn a_heartbeat_arriving_while_the_members_expiry_is_in_flight_is_answered_
 #[tokio::test]
 async fn requests_beyond_the_per_member_limit_are_answered_as_expired_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (groups, mut held) = start_node(dir.path()).await;
+    let (groups, mut held, _commits) = start_node(dir.path()).await;
     let (member, generation) = stable_member(&groups).await;
     let expiry = next_held(&mut held, &member).await;
     let waiting: Vec<_> = (0..super::fired::WAITERS_PER_MEMBER_MAX)
@@ -309,7 +331,7 @@ async fn requests_beyond_the_per_member_limit_are_answered_as_expired_at_once() 
 #[tokio::test]
 async fn a_session_expiry_whose_write_fails_while_leading_is_fired_again_and_applies() {
     let dir = tempfile::tempdir().unwrap();
-    let (groups, mut held) = start_node(dir.path()).await;
+    let (groups, mut held, _commits) = start_node(dir.path()).await;
     let (member, generation) = stable_member(&groups).await;
 
     // The first expiry is refused by the write path (nothing written), the second too.
@@ -339,4 +361,182 @@ async fn a_session_expiry_whose_write_fails_while_leading_is_fired_again_and_app
     );
     assert!(!is_member(&groups, &member));
     groups.shutdown().await;
+}
+
+fn commit(member_id: &MemberId, generation: Generation) -> WriteCommand {
+    WriteCommand::CommitOffsets(CommitOffsets {
+        api_version: ApiVersion(8),
+        now_ms: now_ms(),
+        group_id: group_id(),
+        generation,
+        member_id: member_id.clone(),
+        group_instance_id: None,
+        retention_time_ms: -1,
+        topics: vec![CommitTopic {
+            name: TopicName::new("t"),
+            partitions: vec![CommitPartition {
+                partition: PartitionIndex(0),
+                offset: Offset(7),
+                leader_epoch: LeaderEpoch::NONE,
+                metadata: None,
+                partition_known: true,
+            }],
+        }],
+    })
+}
+
+fn commit_reply(error: Option<ErrorKind>) -> Reply {
+    Reply::Commit(CommitResponse {
+        topics: vec![(TopicName::new("t"), vec![(PartitionIndex(0), error)])],
+    })
+}
+
+/// A stable member whose offset commit is submitted and held at the write seam (registered
+/// with the runtime, not in Raft yet), with its session re-armed just before.
+async fn member_with_commit_held(
+    groups: &Arc<Groups>,
+    commits: &mut mpsc::UnboundedReceiver<HeldCommit>,
+    fenced: bool,
+) -> (
+    MemberId,
+    Generation,
+    HeldCommit,
+    tokio::task::JoinHandle<Result<Reply, super::GroupError>>,
+) {
+    let (member, generation) = stable_member(groups).await;
+    let alive = send_heartbeat(groups, &member, generation);
+    assert_eq!(alive.await.unwrap(), Ok(Reply::Heartbeat(Ok(()))));
+    let committed_generation = if fenced {
+        Generation(generation.0 + 1)
+    } else {
+        generation
+    };
+    let committing = tokio::spawn({
+        let groups = groups.clone();
+        let command = commit(&member, committed_generation);
+        async move { groups.write(command).await }
+    });
+    let held = tokio::time::timeout(Duration::from_secs(10), commits.recv())
+        .await
+        .expect("the commit reaches the write seam")
+        .unwrap();
+    (member, generation, held, committing)
+}
+
+/// Waits until the runtime counts `n` expiring members (a deferred expiry counts).
+async fn expiring_members_become(groups: &Groups, n: usize) {
+    let wait = async {
+        while groups
+            .expiring_members
+            .load(std::sync::atomic::Ordering::SeqCst)
+            != n
+        {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the expiring members reach the count");
+}
+
+async fn shutdown(groups: Arc<Groups>) {
+    let Ok(groups) = Arc::try_unwrap(groups) else {
+        panic!("a test task still holds the handle");
+    };
+    groups.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_commit_in_flight_when_the_session_comes_due_keeps_the_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let (groups, mut held, mut commits) = start_node(dir.path()).await;
+    let groups = Arc::new(groups);
+    let (member, _, commit, committing) =
+        member_with_commit_held(&groups, &mut commits, false).await;
+
+    // The session comes due while the commit is not yet in Raft: the expiry is deferred,
+    // nothing is submitted.
+    expiring_members_become(&groups, 1).await;
+    runtime_caught_up(&groups).await;
+    assert!(
+        held.try_recv().is_err(),
+        "no expiry submitted behind the commit"
+    );
+
+    commit.send(Action::Write).ok().unwrap();
+    assert_eq!(committing.await.unwrap(), Ok(commit_reply(None)));
+    runtime_caught_up(&groups).await;
+    // The commit re-armed the session: the deferred expiry is dropped, never written.
+    assert!(
+        held.try_recv().is_err(),
+        "no expiry submitted after the commit"
+    );
+    assert_eq!(
+        groups
+            .expiring_members
+            .load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    assert!(
+        is_member(&groups, &member),
+        "the commit refreshed the session"
+    );
+    shutdown(groups).await;
+}
+
+#[tokio::test]
+async fn a_heartbeat_while_the_expiry_is_deferred_waits_and_is_answered_once_the_commit_refreshed_the_session(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (groups, mut held, mut commits) = start_node(dir.path()).await;
+    let groups = Arc::new(groups);
+    let (member, generation, commit, committing) =
+        member_with_commit_held(&groups, &mut commits, false).await;
+    expiring_members_become(&groups, 1).await;
+
+    let mut waiting = send_heartbeat(&groups, &member, generation);
+    runtime_caught_up(&groups).await;
+    assert!(
+        waiting.try_recv().is_err(),
+        "a heartbeat is not answered while the member's expiry is deferred"
+    );
+
+    commit.send(Action::Write).ok().unwrap();
+    assert_eq!(waiting.await.unwrap(), Ok(Reply::Heartbeat(Ok(()))));
+    assert_eq!(committing.await.unwrap(), Ok(commit_reply(None)));
+    assert!(held.try_recv().is_err(), "no expiry submitted");
+    assert!(is_member(&groups, &member));
+    shutdown(groups).await;
+}
+
+#[tokio::test]
+async fn a_fenced_commit_in_flight_delays_the_expiry_until_it_applies_then_the_member_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let (groups, mut held, mut commits) = start_node(dir.path()).await;
+    let groups = Arc::new(groups);
+    let (member, generation, commit, committing) =
+        member_with_commit_held(&groups, &mut commits, true).await;
+    expiring_members_become(&groups, 1).await;
+    let waiting = send_heartbeat(&groups, &member, generation);
+    runtime_caught_up(&groups).await;
+    assert!(held.try_recv().is_err(), "deferred behind the commit");
+
+    // A commit with a wrong generation refreshes nothing: once it applied, the expiry fires.
+    commit.send(Action::Write).ok().unwrap();
+    assert_eq!(
+        committing.await.unwrap(),
+        Ok(commit_reply(Some(ErrorKind::IllegalGeneration)))
+    );
+    let expiry = next_held(&mut held, &member).await;
+    assert!(
+        is_member(&groups, &member),
+        "not removed before the expiry applies"
+    );
+    expiry.action.send(Action::Write).ok().unwrap();
+    assert_eq!(
+        waiting.await.unwrap(),
+        Ok(Reply::Heartbeat(Err(ErrorKind::UnknownMemberId)))
+    );
+    assert!(!is_member(&groups, &member));
+    shutdown(groups).await;
 }
