@@ -5,6 +5,8 @@
 //!  wheel ─due─► fired(token, key) ─► TimerFired{key} through Raft ─┬─ applied(token) ─► waiters answered
 //!                                                                  └─ failed(token) ─► re-armed after a backoff,
 //!                                                                                      waiters keep waiting
+//!  session due behind the member's writes in flight ─► deferred(member) ─► moved ─► waiters answered
+//!                                                                      └─► fired (writes refreshed nothing)
 //!  Heartbeat / unchanged Join, Sync of a member whose session fired ─► wait(member, waiter)
 //! ```
 //!
@@ -385,6 +387,23 @@ mod tests {
         assert_eq!(f.moved(&session("a")), vec!["hb"]);
         assert!(!f.is_expiring(&g(), &m("a")));
         assert_eq!(f.moved(&TimerKey::OffsetsRetention), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_deferred_expiry_holds_waiters_until_the_session_moves_or_its_firing_applies() {
+        let mut f = FiredTimers::default();
+        f.deferred(&g(), &m("a"));
+        assert!(f.is_expiring(&g(), &m("a")));
+        assert_eq!(f.wait(&g(), &m("a"), "hb"), Ok(()));
+        // A commit's outcome re-armed the session: answered from that state.
+        assert_eq!(f.moved(&session("a")), vec!["hb"]);
+        assert!(!f.is_expiring(&g(), &m("a")));
+        // Deferred again; the writes refreshed nothing, so it fires: the waiters wait for it.
+        f.deferred(&g(), &m("a"));
+        assert_eq!(f.wait(&g(), &m("a"), "hb2"), Ok(()));
+        f.fired(token(1), session("a"), 3);
+        assert_eq!(f.moved(&session("a")), Vec::<&str>::new());
+        assert_eq!(f.applied(&token(1)), Some(vec!["hb2"]));
     }
 
     #[test]

@@ -7,13 +7,16 @@
 //!                                                           ├─ parked: (group, member, kind) → responder
 //!  leader watch ─────────────────────────────────────────► ├─ timers: TimerWheel ─due─► TimerFired via Raft
 //!  background write failed ─WriteFailed(token)─────────────► ├─ fired: firings in flight, members expiring
+//!                                                           ├─ member_writes: writes in flight per member, deferred expiries
 //!                                                           └─ role: Follower → Loading → Active
 //! ```
 //!
 //! A fired timer is submitted with a token of its own, like a client request: its effect says
 //! when it applied (the expiring member's waiting requests are answered then), and a failed
 //! write comes back as `WriteFailed` and is re-armed after a backoff while this node still
-//! leads in the same term (see [`super::fired`]).
+//! leads in the same term (see [`super::fired`]). A member's session that comes due while a
+//! write of that member is in flight is deferred until the write applies, and dropped if its
+//! outcome re-armed the session (see [`super::member_writes`]).
 //!
 //! Registration and effects share one FIFO channel, so a command's effect can never be seen
 //! before its registration; effects are consumed in apply order, so a member reply never
