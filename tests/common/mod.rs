@@ -64,13 +64,8 @@ impl Cohort {
             .parent()
             .unwrap_or(data_dir)
             .join(format!("cohort-{}-{n}.log", std::process::id()));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
-            .arg("serve")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cohort"));
+        cmd.arg("serve")
             .arg("--data-dir")
             .arg(data_dir)
             .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
@@ -78,33 +73,9 @@ impl Cohort {
             .env(
                 "RUST_LOG",
                 std::env::var("COHORT_TEST_LOG").unwrap_or(log_filter.into()),
-            )
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let _ = tx.send(line);
-            }
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(l) => l,
-            Err(_) => {
-                let status = child.wait().ok();
-                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                return Err(format!("exit {status:?}, log:\n{log}"));
-            }
-        };
-        let field = |name: &str| -> SocketAddr {
-            line.split_whitespace()
-                .find_map(|w| w.strip_prefix(name))
-                .and_then(|a| a.parse().ok())
-                .unwrap_or_else(|| panic!("no {name} in {line:?}"))
-        };
+            );
+        let (child, line) = spawn_listening(cmd, &log_path)?;
+        let field = |name: &str| listening_field(&line, name);
         let kafka = field("kafka=");
         Ok(Cohort {
             kafka,
@@ -200,6 +171,45 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Spawns `cmd` (a `cohort serve`) with its stderr, the log, appended to `log_path`, and
+/// waits up to 30 s for the line it announces its listeners with. If that line does not come,
+/// the child is stopped and the error carries how it ended and its log.
+pub fn spawn_listening(mut cmd: Command, log_path: &Path) -> Result<(Child, String), String> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .unwrap();
+    let mut child = cmd.stdout(Stdio::piped()).stderr(log).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = tx.send(line);
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(line) if line.contains("cohort listening") => Ok((child, line)),
+        other => {
+            let _ = child.kill();
+            let status = child.wait().ok();
+            let log = std::fs::read_to_string(log_path).unwrap_or_default();
+            Err(format!(
+                "no listening line ({other:?}), exit {status:?}, log:\n{log}"
+            ))
+        }
+    }
+}
+
+/// The address `name` (e.g. `"http="`) in the listening line.
+pub fn listening_field(line: &str, name: &str) -> SocketAddr {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(name))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {line:?}"))
 }
 
 /// The venv's Python, with the real client libraries.

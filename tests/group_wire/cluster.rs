@@ -1,12 +1,11 @@
 //! Three `cohort serve` processes on loopback forming one Raft cluster (fixed ports picked
 //! free beforehand, since every node must know the others' addresses at start).
 
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Child, Command};
+
+use crate::common::{listening_field, spawn_listening};
 
 /// One node: its process, Kafka address and log file.
 pub struct Node {
@@ -41,43 +40,11 @@ impl Node {
 /// Starts `cohort <args>` with its log appended to `log_path` and waits for its listeners;
 /// if it does not announce them, the error carries the node's log.
 fn spawn(id: u64, args: &[String], log_path: &Path) -> Result<(Child, SocketAddr), String> {
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path)
-        .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            let _ = tx.send(line);
-        }
-    });
-    let line = match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(line) if line.contains("cohort listening") => line,
-        other => {
-            let _ = child.kill();
-            let _ = child.wait();
-            let log = std::fs::read_to_string(log_path).unwrap_or_default();
-            return Err(format!(
-                "node {id} did not start ({other:?}); its log:\n{log}"
-            ));
-        }
-    };
-    let http = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http="))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no http= in {line:?}"));
-    Ok((child, http))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cohort"));
+    cmd.args(args).env("RUST_LOG", "info");
+    let (child, line) =
+        spawn_listening(cmd, log_path).map_err(|e| format!("node {id} did not start: {e}"))?;
+    Ok((child, listening_field(&line, "http=")))
 }
 
 impl Drop for Node {
