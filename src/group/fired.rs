@@ -245,10 +245,11 @@ impl<W> FiredTimers<W> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn token(seq: u64) -> RequestToken {
+    /// A token of node 1's incarnation 7 (the runtime's bookkeeping tests share it).
+    pub(crate) fn token(seq: u64) -> RequestToken {
         RequestToken {
             node: 1,
             incarnation: 7,

@@ -119,14 +119,7 @@ impl MemberWrites {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn token(seq: u64) -> RequestToken {
-        RequestToken {
-            node: 1,
-            incarnation: 7,
-            seq,
-        }
-    }
+    use crate::group::fired::tests::token;
 
     fn member(m: &str) -> Member {
         (GroupId::new("g"), MemberId::new(m))
