@@ -35,6 +35,7 @@ use tracing::Instrument;
 
 use super::front::Front;
 use super::send_records::{write_spliced, SendError};
+use crate::broker::Broker;
 use crate::data::FetchRecords;
 use crate::handlers::{self, api_name, loading, produce, Reply, RequestContext};
 use crate::metrics as m;
@@ -171,6 +172,7 @@ impl Connection {
         shutdown: &mut watch::Receiver<bool>,
     ) -> Result<(), ConnectionError> {
         let mut pending: VecDeque<Pending> = VecDeque::new();
+        let mut ready: Option<Arc<Broker>> = None;
         loop {
             let can_read = pending.len() < MAX_PIPELINED_PRODUCES;
             let next = match pending.front_mut() {
@@ -216,8 +218,12 @@ impl Connection {
             let (version, correlation_id) = (request.version(), request.correlation_id());
             let client_id = request.client_id().to_string();
             let mut body = request.body;
-            let broker = match front.broker() {
-                Some(broker) => broker,
+            // Once ready the broker stays: asked of the front only until then.
+            if ready.is_none() {
+                ready = front.broker();
+            }
+            let broker = match &ready {
+                Some(broker) => broker.clone(),
                 None => match loading::answer(version, body, front.loading_as()) {
                     loading::WhileLoading::Answer(response) => {
                         metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
@@ -229,7 +235,7 @@ impl Connection {
                     loading::WhileLoading::Wait(waiting) => {
                         body = *waiting;
                         match front.wait_broker(shutdown).await {
-                            Some(broker) => broker,
+                            Some(broker) => ready.insert(broker).clone(),
                             None => return Ok(()),
                         }
                     }
