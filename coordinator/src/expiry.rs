@@ -15,7 +15,7 @@
 
 use crate::group::{ClassicGroup, GroupState};
 use crate::ids::TimestampMs;
-use crate::offsets::index::OffsetCommitValue;
+use crate::index::offsets::OffsetCommitValue;
 use crate::outcome::{Outcome, TimerKey, TimerOp};
 use crate::record::Record;
 use crate::reply::Reply;

@@ -20,30 +20,27 @@
 //! the runtime (raft-meta, the binary) is in `docs/ARCHITECTURE.md`, "Coordinator core".
 
 mod admin;
-pub mod codec;
 pub mod command;
 pub mod config;
 mod expiry;
 pub mod group;
-mod group_table;
 pub mod ids;
+pub(crate) mod index;
 pub(crate) mod membership;
 pub(crate) mod offsets;
 pub mod outcome;
 pub mod record;
 pub mod reply;
 pub mod state;
-mod stored_group;
 pub mod subscription;
-mod vote;
 
-pub use codec::DecodeError;
 pub use command::*;
 pub use config::Config;
 pub use group::{ClassicGroup, GroupState, Member};
 pub use ids::*;
-pub use offsets::index::OffsetCommitValue;
+pub use index::offsets::OffsetCommitValue;
 pub use outcome::{MemberReply, Outcome, ParkedKind, ReadOutcome, TimerKey, TimerOp};
+pub use record::codec::DecodeError;
 pub use record::{Record, RecordKey};
 pub use reply::*;
 pub use state::CoordinatorState;

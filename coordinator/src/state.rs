@@ -3,18 +3,18 @@
 use crate::command::{ReadCommand, WriteCommand};
 use crate::config::Config;
 use crate::group::{ClassicGroup, GroupState};
-use crate::group_table::GroupTable;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs};
-use crate::offsets::index::{GroupOffsets, OffsetCommitValue, TopicInterner};
+use crate::index::group_table::GroupTable;
+use crate::index::offsets::{GroupOffsets, OffsetCommitValue, TopicInterner};
+use crate::index::stored_group::{GroupRef, GroupStore};
 use crate::outcome::{Outcome, ReadOutcome, TimerKey, TimerOp};
 use crate::record::Record;
-use crate::stored_group::{GroupRef, GroupStore};
 use crate::{admin, expiry, membership, offsets};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// One group: its membership state (none for a simple, offset-only group; see
-/// `stored_group.rs` for how it is held) and its offsets. An entry exists while either is
+/// `index/stored_group.rs` for how it is held) and its offsets. An entry exists while either is
 /// present.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GroupEntry {
@@ -158,7 +158,7 @@ impl CoordinatorState {
     pub fn from_encoded<'a>(
         config: Config,
         records: impl IntoIterator<Item = (&'a [u8], &'a [u8])>,
-    ) -> Result<CoordinatorState, crate::codec::DecodeError> {
+    ) -> Result<CoordinatorState, crate::record::codec::DecodeError> {
         let mut state = CoordinatorState::new(config);
         for (key, value) in records {
             state.replay(&Record::decode(key, value)?);

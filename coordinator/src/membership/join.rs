@@ -64,9 +64,9 @@ pub(crate) fn decide(state: &CoordinatorState, c: &JoinGroup) -> Outcome {
     } else {
         join_existing_member(&mut group, &mut fx, c, protocols)
     };
-    let record_len = crate::codec::group_value_len(&group);
+    let record_len = crate::record::codec::group_value_len(&group);
     if record_len > config.group_record_max_bytes
-        && record_len > crate::codec::group_value_len(&start)
+        && record_len > crate::record::codec::group_value_len(&start)
     {
         // The group would outgrow one record: refuse the join and change nothing.
         return Outcome::reply(Reply::Join(JoinResponse::error(

@@ -53,7 +53,7 @@ pub(crate) fn decide(state: &CoordinatorState, c: &SyncGroup) -> Outcome {
                     .collect();
                 set_and_propagate_assignment(&mut group, &mut fx, &assignments);
                 transition(&mut group, &fx, GroupState::Stable);
-                if crate::codec::group_value_len(&group) > config.group_record_max_bytes {
+                if crate::record::codec::group_value_len(&group) > config.group_record_max_bytes {
                     return fail(ErrorKind::InvalidRequest);
                 }
             }

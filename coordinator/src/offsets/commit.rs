@@ -17,8 +17,8 @@
 use crate::command::CommitOffsets;
 use crate::group::GroupState;
 use crate::ids::MemberId;
+use crate::index::offsets::OffsetCommitValue;
 use crate::membership::Effects;
-use crate::offsets::index::OffsetCommitValue;
 use crate::outcome::Outcome;
 use crate::record::Record;
 use crate::reply::{CommitResponse, ErrorKind, Reply};

@@ -1,6 +1,5 @@
-//! Committed offsets: the index, and OffsetCommit / OffsetFetch / OffsetDelete.
+//! Committed offsets: OffsetCommit / OffsetFetch / OffsetDelete (the index is `crate::index::offsets`).
 
 pub(crate) mod commit;
 pub(crate) mod delete;
 pub(crate) mod fetch;
-pub(crate) mod index;

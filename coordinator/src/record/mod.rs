@@ -4,11 +4,14 @@
 //! record holds the whole group, so the latest record per key is the state: compacting the
 //! log to the latest record per key and replaying it rebuilds exactly the same state.
 
-use crate::codec::{self, DecodeError};
 use crate::group::ClassicGroup;
 use crate::ids::{GroupId, PartitionIndex, TopicName};
-use crate::offsets::index::OffsetCommitValue;
+use crate::index::offsets::OffsetCommitValue;
 use serde::{Deserialize, Serialize};
+
+pub mod codec;
+
+use codec::DecodeError;
 
 /// A record's key, what compaction keeps the latest value of.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -12,6 +12,8 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod vote;
+
 /// Kafka's classic group states, spelled as Kafka spells them (the CLI matches the strings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum GroupState {

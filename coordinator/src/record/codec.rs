@@ -10,7 +10,7 @@ use crate::ids::{
     Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset, PartitionIndex,
     TimestampMs, TopicName,
 };
-use crate::offsets::index::OffsetCommitValue;
+use crate::index::offsets::OffsetCommitValue;
 use crate::record::{Record, RecordKey};
 use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet};
