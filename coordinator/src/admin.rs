@@ -1,11 +1,12 @@
 //! The administrative group APIs: DeleteGroups (write), DescribeGroups and ListGroups (read).
 
 use crate::command::{DeleteGroups, DescribeGroups, ListGroups};
+use crate::config::Config;
 use crate::group::GroupState;
+use crate::index::GroupIndex;
 use crate::outcome::{Outcome, ReadOutcome};
 use crate::record::Record;
 use crate::reply::{DescribedGroup, DescribedMember, ErrorKind, ListedGroup, Reply};
-use crate::state::CoordinatorState;
 use bytes::Bytes;
 
 /// From v6 DescribeGroups reports an unknown group as GROUP_ID_NOT_FOUND (KIP-1043).
@@ -14,21 +15,21 @@ const DESCRIBE_NOT_FOUND_MIN_VERSION: i16 = 6;
 const CLASSIC_GROUP_TYPE: &str = "classic";
 
 /// DeleteGroups v0–v2: only Empty groups; their offsets go with them.
-pub(crate) fn delete_groups(state: &CoordinatorState, c: &DeleteGroups) -> Outcome {
+pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGroups) -> Outcome {
     let mut records = Vec::new();
     let mut results = Vec::with_capacity(c.group_ids.len());
     for group_id in &c.group_ids {
-        let result = if group_id.as_str().len() > state.config.group_id_max_bytes {
+        let result = if group_id.as_str().len() > config.group_id_max_bytes {
             Err(ErrorKind::InvalidGroupId)
         } else {
-            match state.groups.get(group_id.as_str()) {
+            match groups.table.get(group_id.as_str()) {
                 None => Err(ErrorKind::GroupIdNotFound),
                 Some(entry) => {
-                    let group_state = state.group_store.state(entry.group);
+                    let group_state = groups.store.state(entry.group);
                     if group_state != GroupState::Empty {
                         Err(ErrorKind::NonEmptyGroup)
                     } else {
-                        for (topic, partition, _) in entry.offsets.iter(&state.topics) {
+                        for (topic, partition, _) in entry.offsets.iter(&groups.topics) {
                             records.push(Record::OffsetCommit {
                                 group_id: group_id.clone(),
                                 topic: topic.into(),
@@ -59,7 +60,11 @@ pub(crate) fn delete_groups(state: &CoordinatorState, c: &DeleteGroups) -> Outco
 
 /// DescribeGroups v0–v6: members' metadata and assignment, and the selected protocol, only
 /// when Stable; an unknown group is Dead (no error before v6).
-pub(crate) fn describe_groups(state: &CoordinatorState, c: &DescribeGroups) -> ReadOutcome {
+pub(crate) fn describe_groups(
+    config: &Config,
+    groups: &GroupIndex,
+    c: &DescribeGroups,
+) -> ReadOutcome {
     let groups = c
         .group_ids
         .iter()
@@ -72,10 +77,10 @@ pub(crate) fn describe_groups(state: &CoordinatorState, c: &DescribeGroups) -> R
                 protocol_data: String::new(),
                 members: Vec::new(),
             };
-            if group_id.as_str().len() > state.config.group_id_max_bytes {
+            if group_id.as_str().len() > config.group_id_max_bytes {
                 return dead(Some(ErrorKind::InvalidGroupId));
             }
-            let Some(group) = state.classic_group(group_id) else {
+            let Some(group) = groups.classic_group(group_id) else {
                 return dead(
                     (c.api_version.0 >= DESCRIBE_NOT_FOUND_MIN_VERSION)
                         .then_some(ErrorKind::GroupIdNotFound),
@@ -123,21 +128,21 @@ pub(crate) fn describe_groups(state: &CoordinatorState, c: &DescribeGroups) -> R
 }
 
 /// ListGroups v0–v5, with the v4 state filter and the v5 type filter (case-insensitive).
-pub(crate) fn list_groups(state: &CoordinatorState, c: &ListGroups) -> ReadOutcome {
+pub(crate) fn list_groups(groups: &GroupIndex, c: &ListGroups) -> ReadOutcome {
     let states: Vec<String> = c.states_filter.iter().map(|s| s.to_lowercase()).collect();
     let types_match = c.types_filter.is_empty()
         || c.types_filter
             .iter()
             .any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
-    let groups = if !types_match {
+    let listed = if !types_match {
         Vec::new()
     } else {
-        state
-            .groups
+        groups
+            .table
             .iter()
             .filter_map(|(group_id, entry)| {
-                let group_state = state.group_store.state(entry.group);
-                let protocol_type = state.group_store.protocol_type(entry.group).to_owned();
+                let group_state = groups.store.state(entry.group);
+                let protocol_type = groups.store.protocol_type(entry.group).to_owned();
                 let wanted = states.is_empty()
                     || states
                         .iter()
@@ -152,7 +157,7 @@ pub(crate) fn list_groups(state: &CoordinatorState, c: &ListGroups) -> ReadOutco
             .collect()
     };
     ReadOutcome {
-        reply: Reply::ListGroups(groups),
+        reply: Reply::ListGroups(listed),
         timers: Vec::new(),
     }
 }

@@ -10,7 +10,7 @@ use crate::ids::{
     ApiVersion, Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset,
     PartitionIndex, TimestampMs, TopicName,
 };
-use crate::outcome::TimerKey;
+use crate::timer::TimerKey;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 

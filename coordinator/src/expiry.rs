@@ -13,13 +13,15 @@
 //! An offset committed with an explicit retention (OffsetCommit v2–v4) expires at its own
 //! expire timestamp instead. An Empty group left with no offset is deleted.
 
+use crate::config::Config;
 use crate::group::{ClassicGroup, GroupState};
 use crate::ids::TimestampMs;
-use crate::index::offsets::OffsetCommitValue;
-use crate::outcome::{Outcome, TimerKey, TimerOp};
+use crate::index::GroupIndex;
+use crate::outcome::Outcome;
+use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::Record;
 use crate::reply::Reply;
-use crate::state::CoordinatorState;
+use crate::timer::{TimerKey, TimerOp};
 use std::borrow::Cow;
 
 /// The instant retention counts from, for one offset of this group; `None`: never expires.
@@ -46,12 +48,12 @@ fn may_expire(group: &ClassicGroup, subscriptions_known: bool) -> bool {
     }
 }
 
-pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
-    let retention_ms = state.config.offsets_retention_ms;
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> Outcome {
+    let retention_ms = config.offsets_retention_ms;
     let mut records = Vec::new();
-    for (group_id, entry) in state.groups.iter() {
-        let group = state
-            .group_store
+    for (group_id, entry) in groups.table.iter() {
+        let group = groups
+            .store
             .group(entry.group)
             .unwrap_or_else(|| Cow::Owned(ClassicGroup::new(TimestampMs(0))));
         let subscribed = group.subscribed_topics();
@@ -59,7 +61,7 @@ pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
             continue;
         }
         let mut all_expired = true;
-        for (topic, partition, value) in entry.offsets.iter(&state.topics) {
+        for (topic, partition, value) in entry.offsets.iter(&groups.topics) {
             let expired = !group.is_subscribed_to(topic, subscribed.as_ref())
                 && match value.expire_timestamp {
                     Some(expire) => now >= expire,
@@ -90,7 +92,7 @@ pub(crate) fn decide(state: &CoordinatorState, now: TimestampMs) -> Outcome {
         member_replies: Vec::new(),
         timers: vec![TimerOp::Set {
             key: TimerKey::OffsetsRetention,
-            at_ms: now.plus_ms(state.config.offsets_retention_check_interval_ms),
+            at_ms: now.plus_ms(config.offsets_retention_check_interval_ms),
         }],
     }
 }

@@ -17,30 +17,55 @@
 //!
 //! `replay` is the only mutator, so the state after a command is exactly what replaying its
 //! records gives, on every replica and after a restart from a compacted log. The contract for
-//! the runtime (raft-meta, the binary) is in `docs/ARCHITECTURE.md`, "Coordinator core".
+//! the runtime (raft-meta, the binary) is in
+//! `docs/decisions/0021-deterministic-coordinator-contract.md`.
+//!
+//! The modules form layers that only import downward (`scripts/check-layering.sh` checks it):
+//!
+//! ```text
+//!   state                                   dispatches commands, replays records
+//!   membership  offsets  admin  expiry      one concern each: (&Config, &GroupIndex, command) -> Outcome
+//!   group  index                            classic-group rules and effects; the group and offset indexes
+//!   command  outcome                        the machine's inputs and outputs
+//!   timer  reply                            timers as data; domain answers and error kinds
+//!   record                                  records, their values and codec (no group state)
+//!   ids  config  subscription               newtypes, settings, subscription bytes
+//! ```
+//!
+//! A new concern (the consumer protocol, transactions) is a sibling of `membership/` that
+//! takes the part of the state it needs; server-side assignors sit with the group model.
+
+// Lowest layer first.
+pub mod config;
+pub mod ids;
+pub mod subscription;
+
+pub mod record;
+
+pub mod reply;
+pub mod timer;
+
+pub mod command;
+pub mod outcome;
+
+pub mod group;
+pub(crate) mod index;
 
 mod admin;
-pub mod command;
-pub mod config;
 mod expiry;
-pub mod group;
-pub mod ids;
-pub(crate) mod index;
 pub(crate) mod membership;
 pub(crate) mod offsets;
-pub mod outcome;
-pub mod record;
-pub mod reply;
+
 pub mod state;
-pub mod subscription;
 
 pub use command::*;
 pub use config::Config;
-pub use group::{ClassicGroup, GroupState, Member};
+pub use group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 pub use ids::*;
-pub use index::offsets::OffsetCommitValue;
-pub use outcome::{MemberReply, Outcome, ParkedKind, ReadOutcome, TimerKey, TimerOp};
+pub use outcome::{MemberReply, Outcome, ReadOutcome};
 pub use record::codec::DecodeError;
+pub use record::offset_commit::OffsetCommitValue;
 pub use record::{Record, RecordKey};
 pub use reply::*;
 pub use state::CoordinatorState;
+pub use timer::{TimerKey, TimerOp};

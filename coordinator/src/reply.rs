@@ -2,10 +2,9 @@
 //! codes in its one table (the Kafka name is on each variant) and fills wire fields the domain
 //! does not own (throttle time, authorized operations...).
 
-use crate::group::GroupState;
 use crate::ids::{Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset};
 use crate::ids::{PartitionIndex, TopicName};
-use crate::outcome::ParkedKind;
+use crate::record::group_metadata::GroupState;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +44,15 @@ pub enum ErrorKind {
     GroupMaxSizeReached,
     /// GROUP_SUBSCRIBED_TO_TOPIC (86)
     GroupSubscribedToTopic,
+}
+
+/// Which kind of parked request a member reply completes. A member has at most one parked
+/// request of each kind; a newer one supersedes an older one (the runtime may answer the
+/// superseded request or drop it: its client has given up on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ParkedKind {
+    Join,
+    Sync,
 }
 
 /// The answer to a request, or to a parked request.

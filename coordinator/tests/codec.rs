@@ -56,7 +56,7 @@ fn full_group() -> ClassicGroup {
     let mut pending_members = BTreeMap::new();
     pending_members.insert(
         MemberId::from("p-1"),
-        coordinator::group::PendingMember {
+        coordinator::PendingMember {
             session_timeout_ms: 10_000,
         },
     );
@@ -70,7 +70,7 @@ fn full_group() -> ClassicGroup {
         members,
         pending_members,
         pending_sync: BTreeSet::from([MemberId::from("m-2")]),
-        initial_delay: Some(coordinator::group::InitialDelay {
+        initial_delay: Some(coordinator::InitialDelay {
             delay_ms: 3_000,
             remaining_ms: 27_000,
         }),

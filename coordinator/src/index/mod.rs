@@ -1,6 +1,215 @@
-//! The indexes the state keeps its groups and offsets in: a packed table of groups in id
-//! order, the compact store of group records, and the committed-offset index.
+//! The groups of a shard and their offsets, indexed: a packed table of groups in id order
+//! (`group_table`), the compact store of group records (`stored_group`) and the
+//! committed-offset index (`offsets`). Each concern reads it through `&GroupIndex`; only the
+//! state's `replay` writes it, through the four record operations at the bottom.
+//!
+//! ```text
+//!   GroupIndex.table: GroupTable<GroupEntry>     one slot per group, in id order
+//!        GroupEntry.group: GroupRef              its GroupMetadata record, if any ──▶ store
+//!        GroupEntry.offsets: GroupOffsets        its committed offsets ──names──▶ topics
+//! ```
 
 pub(crate) mod group_table;
 pub mod offsets;
 pub(crate) mod stored_group;
+
+use crate::ids::{GroupId, PartitionIndex, TimestampMs, TopicName};
+use crate::record::group_metadata::{ClassicGroup, GroupState};
+use crate::record::offset_commit::OffsetCommitValue;
+use crate::record::Record;
+use group_table::GroupTable;
+use offsets::{GroupOffsets, TopicInterner};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use stored_group::{GroupRef, GroupStore};
+
+/// One group: its membership state (none for a simple, offset-only group; see
+/// `stored_group.rs` for how it is held) and its offsets. An entry exists while either is
+/// present.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupEntry {
+    pub(crate) group: GroupRef,
+    pub(crate) offsets: GroupOffsets,
+}
+
+/// Every group of a shard with its record and its offsets.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupIndex {
+    pub(crate) table: GroupTable<GroupEntry>,
+    /// The group records that are not idle, which `GroupEntry::group` points into.
+    pub(crate) store: GroupStore,
+    pub(crate) topics: TopicInterner,
+}
+
+impl GroupIndex {
+    /// A group as the membership logic sees it: its recorded state, or, for a simple group
+    /// (offsets only), an Empty group with no protocol type, as Kafka materialises one.
+    pub(crate) fn classic_group(&self, group_id: &GroupId) -> Option<Cow<'_, ClassicGroup>> {
+        let entry = self.table.get(group_id.as_str())?;
+        match self.store.group(entry.group) {
+            Some(group) => Some(group),
+            None => Some(Cow::Owned(ClassicGroup::new(TimestampMs(0)))),
+        }
+    }
+
+    /// A group's recorded state, if it has one (simple groups have none). Borrowed, except
+    /// for a group with no member, which is held compactly and rebuilt here.
+    pub(crate) fn group(&self, group_id: &str) -> Option<Cow<'_, ClassicGroup>> {
+        self.store.group(self.table.get(group_id)?.group)
+    }
+
+    /// The groups whose record holds members or deadlines (not idle, not simple).
+    pub(crate) fn full_groups(&self) -> impl Iterator<Item = (&str, &ClassicGroup)> + '_ {
+        self.table
+            .iter()
+            .filter_map(|(id, entry)| Some((id, self.store.full_group(entry.group)?)))
+    }
+
+    pub(crate) fn group_offsets(&self, group_id: &GroupId) -> Option<&GroupOffsets> {
+        self.table.get(group_id.as_str()).map(|e| &e.offsets)
+    }
+
+    pub(crate) fn committed_offset(
+        &self,
+        group_id: &GroupId,
+        topic: &str,
+        partition: PartitionIndex,
+    ) -> Option<OffsetCommitValue> {
+        self.group_offsets(group_id)?
+            .get(&self.topics, topic, partition)
+    }
+
+    pub(crate) fn committed_offsets(
+        &self,
+    ) -> impl Iterator<Item = (&str, &str, PartitionIndex, OffsetCommitValue)> + '_ {
+        self.table.iter().flat_map(move |(group_id, entry)| {
+            entry
+                .offsets
+                .iter(&self.topics)
+                .map(move |(topic, partition, value)| (group_id, topic, partition, value))
+        })
+    }
+
+    pub(crate) fn group_committed_offsets<'a>(
+        &'a self,
+        group_id: &GroupId,
+    ) -> impl Iterator<Item = (&'a str, PartitionIndex, OffsetCommitValue)> + 'a {
+        self.table
+            .get(group_id.as_str())
+            .into_iter()
+            .flat_map(move |entry| entry.offsets.iter(&self.topics))
+    }
+
+    pub(crate) fn group_count(&self) -> usize {
+        self.table.len()
+    }
+
+    pub(crate) fn offset_count(&self) -> usize {
+        self.table.values().map(|e| e.offsets.len()).sum()
+    }
+
+    pub(crate) fn group_states(&self) -> impl Iterator<Item = (&str, GroupState)> + '_ {
+        self.table
+            .iter()
+            .map(|(id, e)| (id, self.store.state(e.group)))
+    }
+
+    /// The live records (the latest non-tombstone record per key) of every group.
+    pub(crate) fn records(&self) -> impl Iterator<Item = Record> + '_ {
+        self.table.iter().flat_map(move |(group_id, entry)| {
+            let group_id = GroupId::from(group_id);
+            let group = self
+                .store
+                .group(entry.group)
+                .map(|g| Record::GroupMetadata {
+                    group_id: group_id.clone(),
+                    value: Some(Box::new(g.into_owned())),
+                });
+            let offsets = entry
+                .offsets
+                .iter(&self.topics)
+                .map(move |(topic, partition, value)| Record::OffsetCommit {
+                    group_id: group_id.clone(),
+                    topic: topic.into(),
+                    partition,
+                    value: Some(value),
+                });
+            group.into_iter().chain(offsets)
+        })
+    }
+
+    /// A form that does not depend on interning order, for equality.
+    pub(crate) fn canonical(&self) -> BTreeMap<&str, CanonicalGroup<'_>> {
+        self.table
+            .iter()
+            .map(|(id, e)| {
+                let offsets = e
+                    .offsets
+                    .iter(&self.topics)
+                    .map(|(t, p, v)| ((t.to_owned(), p), v))
+                    .collect();
+                (id, (self.store.group(e.group), offsets))
+            })
+            .collect()
+    }
+
+    // The record operations `replay` applies. Each accepts any input without panicking: a
+    // tombstone for a missing key is a no-op, an id the table cannot hold is dropped (decide
+    // refuses such ids long before).
+
+    pub(crate) fn put_offset(
+        &mut self,
+        group_id: &GroupId,
+        topic: &TopicName,
+        partition: PartitionIndex,
+        value: &OffsetCommitValue,
+    ) {
+        if let Some(entry) = self
+            .table
+            .get_or_insert_with(group_id.as_str(), GroupEntry::default)
+        {
+            entry
+                .offsets
+                .put(&mut self.topics, topic.as_str(), partition, value);
+        }
+    }
+
+    pub(crate) fn remove_offset(
+        &mut self,
+        group_id: &GroupId,
+        topic: &TopicName,
+        partition: PartitionIndex,
+    ) {
+        if let Some(entry) = self.table.get_mut(group_id.as_str()) {
+            entry
+                .offsets
+                .remove(&mut self.topics, topic.as_str(), partition);
+            if !entry.group.is_some() && entry.offsets.is_empty() {
+                self.table.remove(group_id.as_str());
+            }
+        }
+    }
+
+    pub(crate) fn put_group(&mut self, group_id: &GroupId, group: &ClassicGroup) {
+        if let Some(entry) = self
+            .table
+            .get_or_insert_with(group_id.as_str(), GroupEntry::default)
+        {
+            self.store.put(&mut entry.group, group);
+        }
+    }
+
+    pub(crate) fn remove_group(&mut self, group_id: &GroupId) {
+        if let Some(entry) = self.table.get_mut(group_id.as_str()) {
+            self.store.remove(&mut entry.group);
+            if entry.offsets.is_empty() {
+                self.table.remove(group_id.as_str());
+            }
+        }
+    }
+}
+
+pub(crate) type CanonicalGroup<'a> = (
+    Option<Cow<'a, ClassicGroup>>,
+    BTreeMap<(String, PartitionIndex), OffsetCommitValue>,
+);

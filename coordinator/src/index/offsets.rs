@@ -18,6 +18,7 @@
 //! key.
 
 use crate::ids::{LeaderEpoch, Offset, PartitionIndex, TimestampMs, TopicName};
+use crate::record::offset_commit::OffsetCommitValue;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -103,18 +104,6 @@ impl TopicInterner {
     pub fn is_empty(&self) -> bool {
         self.by_name.is_empty()
     }
-}
-
-/// A committed offset as stored and replicated.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct OffsetCommitValue {
-    pub offset: Offset,
-    pub leader_epoch: LeaderEpoch,
-    pub metadata: String,
-    pub commit_timestamp: TimestampMs,
-    /// Set only by OffsetCommit v2–v4 with an explicit retention time (legacy semantics:
-    /// expires at this instant whatever the group does).
-    pub expire_timestamp: Option<TimestampMs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,8 +23,8 @@
 //! The membership logic still sees a `ClassicGroup`: `GroupStore::group` lends the boxed one
 //! or rebuilds the idle one (one small string allocation), so no handler knows about this.
 
-use crate::group::{ClassicGroup, GroupState, CONSUMER_PROTOCOL_TYPE};
 use crate::ids::{Generation, TimestampMs};
+use crate::record::group_metadata::{ClassicGroup, GroupState, CONSUMER_PROTOCOL_TYPE};
 use std::borrow::Cow;
 
 /// The protocol types an idle group can hold in 2 bits: the one every consumer client uses
@@ -293,8 +293,8 @@ impl GroupStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::group::{InitialDelay, Member, PendingMember};
     use crate::ids::MemberId;
+    use crate::record::group_metadata::{InitialDelay, Member, PendingMember};
 
     fn empty_consumer_group() -> ClassicGroup {
         let mut group = ClassicGroup::new(TimestampMs(1_700_000_000_000));

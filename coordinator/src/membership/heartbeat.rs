@@ -1,22 +1,24 @@
 //! Heartbeat v0–v4: read-only. It answers from applied state and re-arms the member's session
 //! timer on the leader; it never writes a record, so heartbeats never touch Raft.
 
-use super::invalid_member_api_group_id;
 use crate::command::Heartbeat;
+use crate::config::Config;
+use crate::group::invalid_member_api_group_id;
 use crate::group::GroupState;
-use crate::outcome::{ReadOutcome, TimerKey, TimerOp};
+use crate::index::GroupIndex;
+use crate::outcome::ReadOutcome;
 use crate::reply::{ErrorKind, Reply};
-use crate::state::CoordinatorState;
+use crate::timer::{TimerKey, TimerOp};
 
-pub(crate) fn read(state: &CoordinatorState, c: &Heartbeat) -> ReadOutcome {
+pub(crate) fn read(config: &Config, groups: &GroupIndex, c: &Heartbeat) -> ReadOutcome {
     let answer = |result| ReadOutcome {
         reply: Reply::Heartbeat(result),
         timers: Vec::new(),
     };
-    if invalid_member_api_group_id(&state.config, &c.group_id) {
+    if invalid_member_api_group_id(config, &c.group_id) {
         return answer(Err(ErrorKind::InvalidGroupId));
     }
-    let Some(group) = state.classic_group(&c.group_id) else {
+    let Some(group) = groups.classic_group(&c.group_id) else {
         return answer(Err(ErrorKind::UnknownMemberId));
     };
     if let Err(error) = group.validate_member(&c.member_id, c.group_instance_id.as_ref()) {

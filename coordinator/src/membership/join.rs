@@ -5,14 +5,15 @@ use super::rebalance::{
     maybe_prepare_rebalance_or_complete_join, prepare_rebalance, remove_member_raw,
     remove_pending_sync_member, update_member,
 };
-use super::{field_too_long, invalid_member_api_group_id, Effects};
 use crate::command::JoinGroup;
 use crate::config::Config;
+use crate::group::{field_too_long, invalid_member_api_group_id, Effects};
 use crate::group::{ClassicGroup, GroupState, Member, PendingMember};
 use crate::ids::MemberId;
-use crate::outcome::{Outcome, ParkedKind};
+use crate::index::GroupIndex;
+use crate::outcome::Outcome;
+use crate::reply::ParkedKind;
 use crate::reply::{ErrorKind, JoinResponse, Reply};
-use crate::state::CoordinatorState;
 use bytes::Bytes;
 
 /// JoinGroup v4+ makes a new dynamic member come back with a minted id (KIP-394).
@@ -22,8 +23,7 @@ const SKIP_ASSIGNMENT_MIN_VERSION: i16 = 9;
 /// Minted member ids keep at most this much of the client id.
 const MEMBER_ID_PREFIX_MAX_BYTES: usize = 255;
 
-pub(crate) fn decide(state: &CoordinatorState, c: &JoinGroup) -> Outcome {
-    let config = &state.config;
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &JoinGroup) -> Outcome {
     let fail = |error| Outcome::reply(Reply::Join(JoinResponse::error(error, c.member_id.clone())));
 
     if invalid_member_api_group_id(config, &c.group_id) {
@@ -39,7 +39,7 @@ pub(crate) fn decide(state: &CoordinatorState, c: &JoinGroup) -> Outcome {
     }
 
     let is_unknown_member = c.member_id.is_empty();
-    let start = match state.classic_group(&c.group_id) {
+    let start = match groups.classic_group(&c.group_id) {
         Some(group) => group.into_owned(),
         // A known member id for a group that does not exist: Kafka answers UNKNOWN_MEMBER_ID.
         None if !is_unknown_member => return fail(ErrorKind::UnknownMemberId),

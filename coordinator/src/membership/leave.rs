@@ -3,15 +3,15 @@
 use super::rebalance::{
     maybe_complete_join_phase, maybe_prepare_rebalance_or_complete_join, remove_current_member,
 };
-use super::{invalid_member_api_group_id, Effects};
 use crate::command::LeaveGroup;
+use crate::config::Config;
 use crate::group::GroupState;
+use crate::group::{invalid_member_api_group_id, Effects};
+use crate::index::GroupIndex;
 use crate::outcome::Outcome;
 use crate::reply::{ErrorKind, LeaveMemberResult, LeaveResponse, Reply};
-use crate::state::CoordinatorState;
 
-pub(crate) fn decide(state: &CoordinatorState, c: &LeaveGroup) -> Outcome {
-    let config = &state.config;
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &LeaveGroup) -> Outcome {
     if invalid_member_api_group_id(config, &c.group_id) {
         return Outcome::reply(Reply::Leave(LeaveResponse {
             error: Some(ErrorKind::InvalidGroupId),
@@ -23,7 +23,7 @@ pub(crate) fn decide(state: &CoordinatorState, c: &LeaveGroup) -> Outcome {
         group_instance_id: m.group_instance_id.clone(),
         error,
     };
-    let Some(start) = state.classic_group(&c.group_id) else {
+    let Some(start) = groups.classic_group(&c.group_id) else {
         // Kafka: an unknown group fails every member with UNKNOWN_MEMBER_ID.
         return Outcome::reply(Reply::Leave(LeaveResponse {
             error: None,

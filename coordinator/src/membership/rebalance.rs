@@ -2,11 +2,11 @@
 //! the join phase, propagating assignments, removing members. Each function mirrors the Kafka
 //! method of the same name in `GroupMetadataManager` / `ClassicGroup`.
 
-use super::Effects;
+use crate::group::Effects;
 use crate::group::{ClassicGroup, GroupState, InitialDelay, Member};
 use crate::ids::{Generation, MemberId};
-use crate::outcome::{TimerKey, TimerOp};
 use crate::reply::{ErrorKind, JoinResponse, JoinResponseMember, SyncResponse};
+use crate::timer::{TimerKey, TimerOp};
 use bytes::Bytes;
 
 /// The shortest wait before retrying a join phase in which no member rejoined.

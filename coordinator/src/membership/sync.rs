@@ -1,23 +1,24 @@
 //! SyncGroup v0–v5 (Kafka's `classicGroupSync`).
 
 use super::rebalance::{remove_pending_sync_member, set_and_propagate_assignment, transition};
-use super::{invalid_member_api_group_id, Effects};
 use crate::command::SyncGroup;
+use crate::config::Config;
+use crate::group::{invalid_member_api_group_id, Effects};
 use crate::group::{ClassicGroup, GroupState};
 use crate::ids::MemberId;
-use crate::outcome::{Outcome, ParkedKind};
+use crate::index::GroupIndex;
+use crate::outcome::Outcome;
+use crate::reply::ParkedKind;
 use crate::reply::{ErrorKind, Reply, SyncResponse};
-use crate::state::CoordinatorState;
 use bytes::Bytes;
 use std::collections::BTreeMap;
 
-pub(crate) fn decide(state: &CoordinatorState, c: &SyncGroup) -> Outcome {
-    let config = &state.config;
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &SyncGroup) -> Outcome {
     let fail = |error| Outcome::reply(Reply::Sync(SyncResponse::error(error)));
     if invalid_member_api_group_id(config, &c.group_id) {
         return fail(ErrorKind::InvalidGroupId);
     }
-    let Some(start) = state.classic_group(&c.group_id) else {
+    let Some(start) = groups.classic_group(&c.group_id) else {
         return fail(ErrorKind::UnknownMemberId);
     };
     if start.state == GroupState::Empty {

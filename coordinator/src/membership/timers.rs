@@ -8,23 +8,29 @@ use super::rebalance::{
     complete_join, maybe_prepare_rebalance_or_complete_join, prepare_rebalance,
     remove_current_member, remove_member_raw,
 };
-use super::Effects;
 use crate::config::Config;
+use crate::group::Effects;
 use crate::group::{ClassicGroup, GroupState, InitialDelay};
 use crate::ids::{GroupId, TimestampMs};
-use crate::outcome::{Outcome, TimerKey, TimerOp};
+use crate::index::GroupIndex;
+use crate::outcome::Outcome;
 use crate::reply::Reply;
-use crate::state::CoordinatorState;
+use crate::timer::{TimerKey, TimerOp};
 
-pub(crate) fn decide(state: &CoordinatorState, key: &TimerKey, now: TimestampMs) -> Outcome {
+pub(crate) fn decide(
+    config: &Config,
+    groups: &GroupIndex,
+    key: &TimerKey,
+    now: TimestampMs,
+) -> Outcome {
     let Some(group_id) = key.group_id() else {
         return Outcome::reply(Reply::Done);
     };
-    let Some(start) = state.group(group_id) else {
+    let Some(start) = groups.group(group_id.as_str()) else {
         return Outcome::reply(Reply::Done);
     };
     let mut group = ClassicGroup::clone(&start);
-    let mut fx = Effects::new(group_id, now, &state.config);
+    let mut fx = Effects::new(group_id, now, config);
     match key {
         TimerKey::JoinPhase { generation, .. } => {
             let current =

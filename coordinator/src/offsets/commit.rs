@@ -15,24 +15,29 @@
 //! metadata over `offset.metadata.max.bytes` is OFFSET_METADATA_TOO_LARGE.
 
 use crate::command::CommitOffsets;
+use crate::config::Config;
+use crate::group::Effects;
 use crate::group::GroupState;
 use crate::ids::MemberId;
-use crate::index::offsets::OffsetCommitValue;
-use crate::membership::Effects;
+use crate::index::GroupIndex;
 use crate::outcome::Outcome;
+use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::Record;
 use crate::reply::{CommitResponse, ErrorKind, Reply};
-use crate::state::CoordinatorState;
 
 /// From v9 a commit to an unknown group says so.
 const GROUP_ID_NOT_FOUND_MIN_VERSION: i16 = 9;
 
 /// What the group check decided: the member whose session the commit refreshes, if any.
-fn validate(state: &CoordinatorState, c: &CommitOffsets) -> Result<Option<MemberId>, ErrorKind> {
-    if c.group_id.as_str().len() > state.config.group_id_max_bytes {
+fn validate(
+    config: &Config,
+    groups: &GroupIndex,
+    c: &CommitOffsets,
+) -> Result<Option<MemberId>, ErrorKind> {
+    if c.group_id.as_str().len() > config.group_id_max_bytes {
         return Err(ErrorKind::InvalidGroupId);
     }
-    let Some(group) = state.classic_group(&c.group_id) else {
+    let Some(group) = groups.classic_group(&c.group_id) else {
         if c.generation.0 < 0 {
             return Ok(None);
         }
@@ -65,13 +70,12 @@ fn metadata_len(metadata: &str) -> usize {
     metadata.encode_utf16().count()
 }
 
-pub(crate) fn decide(state: &CoordinatorState, c: &CommitOffsets) -> Outcome {
-    let config = &state.config;
-    let group_check = validate(state, c);
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &CommitOffsets) -> Outcome {
+    let group_check = validate(config, groups, c);
     let mut fx = Effects::new(&c.group_id, c.now_ms, config);
     if let Ok(Some(member_id)) = &group_check {
-        let session = state
-            .group(&c.group_id)
+        let session = groups
+            .group(c.group_id.as_str())
             .and_then(|g| g.members.get(member_id).map(|m| m.session_timeout_ms));
         if let Some(session) = session {
             fx.set_heartbeat(member_id, session);

@@ -1,25 +1,26 @@
 //! OffsetDelete v0 (KIP-496) and the removal of a deleted topic's offsets.
 
 use crate::command::DeleteOffsets;
+use crate::config::Config;
+use crate::group::invalid_member_api_group_id;
 use crate::group::GroupState;
 use crate::ids::TopicName;
-use crate::membership::invalid_member_api_group_id;
+use crate::index::GroupIndex;
 use crate::outcome::Outcome;
 use crate::record::Record;
 use crate::reply::{DeleteOffsetsResponse, ErrorKind, Reply};
-use crate::state::CoordinatorState;
 
-pub(crate) fn decide(state: &CoordinatorState, c: &DeleteOffsets) -> Outcome {
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &DeleteOffsets) -> Outcome {
     let fail = |error| {
         Outcome::reply(Reply::DeleteOffsets(DeleteOffsetsResponse {
             error: Some(error),
             topics: Vec::new(),
         }))
     };
-    if invalid_member_api_group_id(&state.config, &c.group_id) {
+    if invalid_member_api_group_id(config, &c.group_id) {
         return fail(ErrorKind::InvalidGroupId);
     }
-    let Some(group) = state.classic_group(&c.group_id) else {
+    let Some(group) = groups.classic_group(&c.group_id) else {
         return fail(ErrorKind::GroupIdNotFound);
     };
     // A consumer group's members say which topics they use; other non-empty groups cannot.
@@ -27,7 +28,7 @@ pub(crate) fn decide(state: &CoordinatorState, c: &DeleteOffsets) -> Outcome {
         return fail(ErrorKind::NonEmptyGroup);
     }
     let subscribed = group.subscribed_topics();
-    let offsets = state.group_offsets(&c.group_id);
+    let offsets = groups.group_offsets(&c.group_id);
     let mut records = Vec::new();
     let mut topics = Vec::with_capacity(c.topics.len());
     for topic in &c.topics {
@@ -41,7 +42,7 @@ pub(crate) fn decide(state: &CoordinatorState, c: &DeleteOffsets) -> Outcome {
         let mut partitions = Vec::with_capacity(topic.partitions.len());
         for &partition in &topic.partitions {
             let exists =
-                offsets.is_some_and(|o| o.contains(&state.topics, topic.name.as_str(), partition));
+                offsets.is_some_and(|o| o.contains(&groups.topics, topic.name.as_str(), partition));
             if error.is_none() && exists {
                 records.push(Record::OffsetCommit {
                     group_id: c.group_id.clone(),
@@ -66,11 +67,11 @@ pub(crate) fn decide(state: &CoordinatorState, c: &DeleteOffsets) -> Outcome {
 }
 
 /// Tombstones every group's offsets for the deleted topics.
-pub(crate) fn topics_deleted(state: &CoordinatorState, topics: &[TopicName]) -> Outcome {
+pub(crate) fn topics_deleted(groups: &GroupIndex, topics: &[TopicName]) -> Outcome {
     let mut records = Vec::new();
-    for (group_id, entry) in state.groups.iter() {
+    for (group_id, entry) in groups.table.iter() {
         for topic in topics {
-            for (partition, _) in entry.offsets.topic_iter(&state.topics, topic.as_str()) {
+            for (partition, _) in entry.offsets.topic_iter(&groups.topics, topic.as_str()) {
                 records.push(Record::OffsetCommit {
                     group_id: group_id.into(),
                     topic: topic.clone(),

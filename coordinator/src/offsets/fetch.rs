@@ -2,32 +2,33 @@
 //! requested partitions come back with offset −1, an all-topics request with nothing.
 
 use crate::command::FetchOffsets;
+use crate::config::Config;
 use crate::ids::{LeaderEpoch, Offset};
+use crate::index::GroupIndex;
 use crate::outcome::ReadOutcome;
 use crate::reply::{ErrorKind, FetchResponse, FetchedGroup, FetchedPartition, FetchedTopic, Reply};
-use crate::state::CoordinatorState;
 
-pub(crate) fn read(state: &CoordinatorState, c: &FetchOffsets) -> ReadOutcome {
+pub(crate) fn read(config: &Config, groups: &GroupIndex, c: &FetchOffsets) -> ReadOutcome {
     let groups = c
         .groups
         .iter()
         .map(|request| {
-            if request.group_id.as_str().len() > state.config.group_id_max_bytes {
+            if request.group_id.as_str().len() > config.group_id_max_bytes {
                 return FetchedGroup {
                     group_id: request.group_id.clone(),
                     error: Some(ErrorKind::InvalidGroupId),
                     topics: Vec::new(),
                 };
             }
-            let offsets = state.group_offsets(&request.group_id);
+            let offsets = groups.group_offsets(&request.group_id);
             let topics = match &request.topics {
                 None => offsets
                     .map(|o| {
-                        o.topic_names(&state.topics)
+                        o.topic_names(&groups.topics)
                             .into_iter()
                             .map(|name| FetchedTopic {
                                 partitions: o
-                                    .topic_iter(&state.topics, name.as_str())
+                                    .topic_iter(&groups.topics, name.as_str())
                                     .map(|(partition, v)| FetchedPartition {
                                         partition,
                                         offset: v.offset,
@@ -50,7 +51,7 @@ pub(crate) fn read(state: &CoordinatorState, c: &FetchOffsets) -> ReadOutcome {
                             .iter()
                             .map(|&partition| {
                                 match offsets
-                                    .and_then(|o| o.get(&state.topics, t.name.as_str(), partition))
+                                    .and_then(|o| o.get(&groups.topics, t.name.as_str(), partition))
                                 {
                                     Some(v) => FetchedPartition {
                                         partition,

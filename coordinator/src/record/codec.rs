@@ -5,12 +5,14 @@
 //! every length and count is checked against the bytes left before anything is allocated,
 //! enumerations and flags are checked, trailing bytes are an error, nothing panics.
 
-use crate::group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 use crate::ids::{
     Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset, PartitionIndex,
     TimestampMs, TopicName,
 };
-use crate::index::offsets::OffsetCommitValue;
+use crate::record::group_metadata::{
+    ClassicGroup, GroupState, InitialDelay, Member, PendingMember,
+};
+use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::{Record, RecordKey};
 use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet};
@@ -494,10 +496,38 @@ fn decode_group_value(bytes: &[u8]) -> Result<ClassicGroup, DecodeError> {
     })
 }
 
+/// The byte forms of a record, through this module's functions.
+impl Record {
+    /// The key's bytes: a 2-byte type tag, then the key fields.
+    pub fn encode_key(&self) -> Vec<u8> {
+        encode_key(&self.key())
+    }
+
+    /// The value's bytes: a 2-byte version, then the fields; empty for a tombstone.
+    pub fn encode_value(&self) -> Vec<u8> {
+        encode_value(self)
+    }
+
+    /// Decodes a record from its key and value bytes. Never panics; garbage is an error.
+    pub fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
+        decode(key, value)
+    }
+}
+
+impl RecordKey {
+    pub fn encode(&self) -> Vec<u8> {
+        encode_key(self)
+    }
+
+    pub fn decode(key: &[u8]) -> Result<RecordKey, DecodeError> {
+        decode_key(key)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::group::PendingMember;
+    use crate::record::group_metadata::PendingMember;
 
     #[test]
     fn group_value_len_is_the_encoded_length() {

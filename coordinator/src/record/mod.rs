@@ -4,14 +4,15 @@
 //! record holds the whole group, so the latest record per key is the state: compacting the
 //! log to the latest record per key and replaying it rebuilds exactly the same state.
 
-use crate::group::ClassicGroup;
 use crate::ids::{GroupId, PartitionIndex, TopicName};
-use crate::index::offsets::OffsetCommitValue;
 use serde::{Deserialize, Serialize};
 
 pub mod codec;
+pub mod group_metadata;
+pub mod offset_commit;
 
-use codec::DecodeError;
+use group_metadata::ClassicGroup;
+use offset_commit::OffsetCommitValue;
 
 /// A record's key, what compaction keeps the latest value of.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -69,30 +70,5 @@ impl Record {
             Record::OffsetCommit { value, .. } => value.is_none(),
             Record::GroupMetadata { value, .. } => value.is_none(),
         }
-    }
-
-    /// The key's bytes: a 2-byte type tag, then the key fields.
-    pub fn encode_key(&self) -> Vec<u8> {
-        codec::encode_key(&self.key())
-    }
-
-    /// The value's bytes: a 2-byte version, then the fields; empty for a tombstone.
-    pub fn encode_value(&self) -> Vec<u8> {
-        codec::encode_value(self)
-    }
-
-    /// Decodes a record from its key and value bytes. Never panics; garbage is an error.
-    pub fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
-        codec::decode(key, value)
-    }
-}
-
-impl RecordKey {
-    pub fn encode(&self) -> Vec<u8> {
-        codec::encode_key(self)
-    }
-
-    pub fn decode(key: &[u8]) -> Result<RecordKey, DecodeError> {
-        codec::decode_key(key)
     }
 }

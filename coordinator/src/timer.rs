@@ -1,0 +1,52 @@
+//! Timers as data: `decide` asks the leader to arm or cancel them, the leader's timer wheel
+//! turns a firing back into a `WriteCommand::TimerFired`.
+
+use crate::ids::{Generation, GroupId, MemberId, TimestampMs};
+use serde::{Deserialize, Serialize};
+
+/// Names one timer. A `Set` for a key that is already armed moves its deadline.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum TimerKey {
+    /// The join phase of a rebalance that started at `generation`: the initial-rebalance
+    /// delay of a group leaving Empty, then the rebalance timeout. Its deadline is part of
+    /// the group's state, so a firing that a later command has pushed back is a no-op.
+    JoinPhase {
+        group_id: GroupId,
+        generation: Generation,
+    },
+    /// Members of `generation` that have not sent SyncGroup by the rebalance timeout are
+    /// removed. Deadline kept in the group's state.
+    SyncPhase {
+        group_id: GroupId,
+        generation: Generation,
+    },
+    /// A member's liveness: its session timeout (re-armed by heartbeats, commits, joins and
+    /// syncs, on the leader only), the new-member join timeout of a member in its first join,
+    /// or the session timeout of a pending member (KIP-394) that has not rejoined yet.
+    MemberHeartbeat {
+        group_id: GroupId,
+        member_id: MemberId,
+    },
+    /// The periodic KIP-211 offset expiry.
+    OffsetsRetention,
+}
+
+impl TimerKey {
+    /// The group the timer belongs to; `None` for the shard-wide retention timer.
+    pub fn group_id(&self) -> Option<&GroupId> {
+        match self {
+            TimerKey::JoinPhase { group_id, .. }
+            | TimerKey::SyncPhase { group_id, .. }
+            | TimerKey::MemberHeartbeat { group_id, .. } => Some(group_id),
+            TimerKey::OffsetsRetention => None,
+        }
+    }
+}
+
+/// Arm or cancel a timer on the leader. On firing, the leader submits
+/// `WriteCommand::TimerFired { key, now_ms }`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimerOp {
+    Set { key: TimerKey, at_ms: TimestampMs },
+    Cancel { key: TimerKey },
+}
