@@ -85,11 +85,11 @@ pub struct ServeArgs {
 
     /// Raft meta service: peers, Raft listener, log store.
     #[command(flatten)]
-    pub cluster: crate::group::ClusterArgs,
+    pub cluster: crate::replicated::args::ClusterArgs,
 
     /// Group coordinator settings.
     #[command(flatten)]
-    pub group: crate::group::GroupArgs,
+    pub group: crate::replicated::args::GroupArgs,
 }
 
 /// Everything the broker needs to know about itself, resolved from [`ServeArgs`].

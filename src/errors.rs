@@ -9,7 +9,7 @@ use protocol::ErrorCode;
 
 use crate::data::producers::SequenceError;
 use crate::data::{AppendError, LookupError, ReadError};
-use crate::group::GroupError;
+use crate::group_coordinator::GroupError;
 use crate::topics::{CatalogError, CreateTopicError};
 
 /// Any failure a handler reports to a client.

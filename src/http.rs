@@ -17,7 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
-use crate::group::{Groups, Role};
+use crate::group_coordinator::{Groups, Role};
 use crate::lag::{wall_clock_ms, LagFeed, Snapshot};
 
 /// The root page: where things are.

@@ -18,11 +18,12 @@ pub mod cluster;
 pub mod config;
 pub mod data;
 pub mod errors;
-pub mod group;
+pub mod group_coordinator;
 pub mod handlers;
 pub mod http;
 pub mod lock;
 pub mod metrics;
+pub mod replicated;
 pub mod server;
 pub mod topics;
 

@@ -9,7 +9,7 @@ use protocol::ErrorCode;
 use super::group_common::{failure_code, groups, str_bytes};
 use super::RequestContext;
 use crate::cluster::BrokerEndpoint;
-use crate::group::GroupError;
+use crate::group_coordinator::GroupError;
 
 /// `FindCoordinatorRequest.KeyType` of consumer groups (1 is transactions, not served).
 const KEY_TYPE_GROUP: i8 = 0;

@@ -9,7 +9,7 @@ use super::group_common::{
     client_host, domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
 };
 use super::RequestContext;
-use crate::group::{self, GroupError};
+use crate::group_coordinator::{self, GroupError};
 
 /// Joins (or rejoins) the member to its group.
 pub async fn handle(ctx: &RequestContext, req: JoinGroupRequest) -> JoinGroupResponse {
@@ -28,8 +28,8 @@ async fn join(ctx: &RequestContext, req: JoinGroupRequest) -> Result<JoinRespons
     let groups = groups(ctx)?;
     let command = JoinGroup {
         api_version: ApiVersion(ctx.version),
-        now_ms: group::now_ms(),
-        nonce: group::nonce(),
+        now_ms: group_coordinator::now_ms(),
+        nonce: group_coordinator::nonce(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         member_id: MemberId::new(req.member_id.as_str()),
         group_instance_id: instance_id(req.group_instance_id.as_ref()),
@@ -56,7 +56,7 @@ async fn join(ctx: &RequestContext, req: JoinGroupRequest) -> Result<JoinRespons
     let reply = groups
         .write(coordinator::WriteCommand::JoinGroup(command))
         .await?;
-    metrics::histogram!(group::metrics::GROUP_WRITE_SECONDS, "api" => "JoinGroup")
+    metrics::histogram!(group_coordinator::metrics::GROUP_WRITE_SECONDS, "api" => "JoinGroup")
         .record(started.elapsed().as_secs_f64());
     match reply {
         Reply::Join(r) => Ok(r),

@@ -7,7 +7,7 @@ use kafka_protocol::messages::{ListGroupsRequest, ListGroupsResponse};
 
 use super::group_common::{failure_code, groups, str_bytes, to_str, unexpected};
 use super::RequestContext;
-use crate::group::GroupError;
+use crate::group_coordinator::GroupError;
 
 /// Lists the groups, filtered by state (v4+) and type (v5+).
 pub async fn handle(ctx: &RequestContext, req: ListGroupsRequest) -> ListGroupsResponse {

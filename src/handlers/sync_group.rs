@@ -10,7 +10,7 @@ use super::group_common::{
     domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
 };
 use super::RequestContext;
-use crate::group::{self, GroupError};
+use crate::group_coordinator::{self, GroupError};
 
 /// Syncs the member: stores the leader's assignment or waits for it.
 pub async fn handle(ctx: &RequestContext, req: SyncGroupRequest) -> SyncGroupResponse {
@@ -34,7 +34,7 @@ async fn sync(ctx: &RequestContext, req: SyncGroupRequest) -> Result<SyncRespons
     let groups = groups(ctx)?;
     let command = SyncGroup {
         api_version: ApiVersion(ctx.version),
-        now_ms: group::now_ms(),
+        now_ms: group_coordinator::now_ms(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         generation: Generation(req.generation_id),
         member_id: MemberId::new(req.member_id.as_str()),
@@ -54,7 +54,7 @@ async fn sync(ctx: &RequestContext, req: SyncGroupRequest) -> Result<SyncRespons
     let reply = groups
         .write(coordinator::WriteCommand::SyncGroup(command))
         .await?;
-    metrics::histogram!(group::metrics::GROUP_WRITE_SECONDS, "api" => "SyncGroup")
+    metrics::histogram!(group_coordinator::metrics::GROUP_WRITE_SECONDS, "api" => "SyncGroup")
         .record(started.elapsed().as_secs_f64());
     match reply {
         Reply::Sync(r) => Ok(r),

@@ -32,12 +32,12 @@ use crate::broker::Broker;
 use crate::cluster::BrokerEndpoint;
 use crate::config::{BrokerConfig, ConfigError, ServeArgs};
 use crate::data::{now_ms, DataPlane};
-use crate::group::catalog::{RaftCatalog, RaftCluster};
-use crate::group::Groups;
+use crate::group_coordinator::Groups;
 use crate::handlers::loading::LoadingNode;
 use crate::lag::{LagFeed, LogOffsetsPoller};
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
+use crate::replicated::catalog::{RaftCatalog, RaftCluster};
 use front::Front;
 
 /// Longest wait for in-flight requests at shutdown before their connections are cut.
@@ -57,7 +57,7 @@ pub enum StartError {
     Lock(#[from] LockError),
     /// The Raft meta service (topics, groups) could not start.
     #[error(transparent)]
-    Replicated(#[from] crate::group::StartError),
+    Replicated(#[from] crate::group_coordinator::StartError),
     /// A flag value is out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -154,7 +154,7 @@ impl Server {
         let kafka_task = tokio::spawn(run(kafka_listener, front, shutdown_rx.clone()));
         let lag = Arc::new(LagFeed::new(config.lag));
         let groups = Arc::new(
-            crate::group::start(
+            crate::group_coordinator::start(
                 config.node_id,
                 format!("{}:{}", config.advertised_host, config.advertised_port),
                 &config.data_dir,
@@ -221,7 +221,7 @@ impl Server {
             shutdown_rx.clone(),
         ));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
-        let deletions_task = tokio::spawn(crate::group::follow_topic_deletions(
+        let deletions_task = tokio::spawn(crate::group_coordinator::follow_topic_deletions(
             groups.clone(),
             broker.data.clone(),
         ));

@@ -15,8 +15,6 @@
 //! it took office. [`start`] also gives the front end a topic catalog and a cluster view backed
 //! by the same replicated state.
 
-pub mod args;
-pub mod catalog;
 pub mod error;
 mod fired;
 mod leadership;
@@ -45,7 +43,8 @@ use raft_meta::{Bootstrap, LeaderInfo, MetaNode, NodeConfig};
 use tokio::sync::{broadcast, mpsc, oneshot, watch, Semaphore};
 use tokio::task::JoinHandle;
 
-pub use args::{ClusterArgs, GroupArgs};
+use crate::replicated::args::{self, ClusterArgs, GroupArgs};
+use crate::replicated::catalog;
 pub use error::GroupError;
 pub use runtime::TopicsChanged;
 

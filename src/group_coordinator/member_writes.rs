@@ -119,7 +119,7 @@ impl MemberWrites {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::group::fired::tests::token;
+    use crate::group_coordinator::fired::tests::token;
 
     fn member(m: &str) -> Member {
         (GroupId::new("g"), MemberId::new(m))
