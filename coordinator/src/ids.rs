@@ -123,6 +123,11 @@ number_id!(
     LeaderEpoch(i32)
 );
 number_id!(
+    /// A topic's id: the 128 bits of Kafka's topic UUID, which consumer-protocol requests and
+    /// assignments name topics by.
+    TopicId(u128)
+);
+number_id!(
     /// The version of the Kafka request that carried a command: some rules depend on it
     /// (MEMBER_ID_REQUIRED from JoinGroup v4, GROUP_ID_NOT_FOUND from OffsetCommit v9...).
     ApiVersion(i16)

@@ -25,7 +25,7 @@
 //! ```text
 //!   state                                   dispatches commands, replays records
 //!   membership  offsets  admin  expiry      one concern each: (&Config, &GroupIndex, command) -> Outcome
-//!   group  index                            classic-group rules and effects; the group and offset indexes
+//!   group  index  assignor                  classic-group rules and effects; the indexes; assignors
 //!   command  outcome                        the machine's inputs and outputs
 //!   timer  reply                            timers as data; domain answers and error kinds
 //!   record                                  records, their values and codec (no group state)
@@ -48,6 +48,7 @@ pub mod timer;
 pub mod command;
 pub mod outcome;
 
+pub mod assignor;
 pub mod group;
 pub(crate) mod index;
 
@@ -63,6 +64,7 @@ pub use config::Config;
 pub use group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 pub use ids::*;
 pub use outcome::{MemberReply, Outcome, ReadOutcome};
+pub use record::assignment::Assignment;
 pub use record::codec::DecodeError;
 pub use record::offset_commit::OffsetCommitValue;
 pub use record::{Record, RecordKey};

@@ -7,6 +7,7 @@
 use crate::ids::{GroupId, PartitionIndex, TopicName};
 use serde::{Deserialize, Serialize};
 
+pub mod assignment;
 pub mod codec;
 pub mod group_metadata;
 pub mod offset_commit;
