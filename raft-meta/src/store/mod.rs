@@ -27,8 +27,9 @@ pub enum RaftStore {
     Segments,
 }
 
-/// The default is the segmented log, chosen by the bake-off (docs/ARCHITECTURE.md, "Raft meta
-/// service"): real fdatasync durability, a tenth of sled's disk use under purge, maintained code.
+/// The default is the segmented log, chosen by the bake-off
+/// (docs/decisions/0009-segmented-log-store-by-default.md): real fdatasync durability, a tenth
+/// of sled's disk use under purge, maintained code.
 impl Default for RaftStore {
     fn default() -> Self {
         RaftStore::Segments

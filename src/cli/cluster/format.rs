@@ -19,7 +19,8 @@ pub enum Health {
     NoLeader(Vec<String>),
 }
 
-/// Exit codes of `cohort cluster`: documented in `--help` and ARCHITECTURE.md.
+/// Exit codes of `cohort cluster`: documented in `--help` and
+/// docs/decisions/0074-cohort-cluster-cli.md.
 pub mod exit {
     pub const OK: i32 = 0;
     /// No node could be reached, or the operation was refused or failed.

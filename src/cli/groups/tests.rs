@@ -597,6 +597,64 @@ async fn describe_an_empty_group_and_a_missing_one() {
     assert_eq!(r.out, expected);
 }
 
+/// A deliberate difference from Kafka 4.0's tool (README, "Where the tools differ"): Kafka
+/// fails the whole describe when a committed offset's topic is gone; here that partition's
+/// LOG-END-OFFSET and LAG read `-` and the rest of the group is still described.
+#[tokio::test]
+async fn describe_shows_dashes_for_a_committed_topic_the_cluster_no_longer_knows() {
+    let c = cluster();
+    let mut offsets = BTreeMap::new();
+    offsets.insert(("gone".to_string(), 0), 5);
+    offsets.insert(("u".to_string(), 0), 2);
+    c.lock().unwrap().groups.insert(
+        "orphan".into(),
+        Group {
+            state: "Empty",
+            protocol_type: "consumer",
+            offsets,
+            ..Group::default()
+        },
+    );
+    let r = run_groups(&c, &["--describe", "--group", "orphan"]).await;
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(r.err, "\nConsumer group 'orphan' has no active members.\n");
+    let line = |t: &str, cur: &str, end: &str, lag: &str| {
+        row(&[
+            ("orphan", 15),
+            (t, 15),
+            ("0", 10),
+            (cur, 15),
+            (end, 15),
+            (lag, 15),
+            ("-", 15),
+            ("-", 15),
+            ("-", 0),
+        ])
+    };
+    let header = row(&[
+        ("GROUP", 15),
+        ("TOPIC", 15),
+        ("PARTITION", 10),
+        ("CURRENT-OFFSET", 15),
+        ("LOG-END-OFFSET", 15),
+        ("LAG", 15),
+        ("CONSUMER-ID", 15),
+        ("HOST", 15),
+        ("CLIENT-ID", 0),
+    ]);
+    let gone = line("gone", "5", "-", "-");
+    let u = line("u", "2", "7", "5");
+    assert!(r.out.starts_with(&header), "{}", r.out);
+    assert!(r.out.contains(&gone), "{}", r.out);
+    assert!(r.out.contains(&u), "{}", r.out);
+    assert_eq!(
+        r.out.len(),
+        header.len() + gone.len() + u.len() + 1,
+        "{}",
+        r.out
+    );
+}
+
 #[tokio::test]
 async fn describe_members_and_state() {
     let c = cluster();
