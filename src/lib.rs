@@ -3,14 +3,22 @@
 //! line, and tests and benches embed a [`server::Server`] in-process.
 //!
 //! ```text
-//!  TCP ─> server (accept, one task per connection, limits)
-//!           └─> connection: frames ─> protocol::decode_request ─> handlers::dispatch
-//!                 ├─ ApiVersions, Metadata, CreateTopics, DeleteTopics ─> topics::TopicCatalog
-//!                 └─ Produce, Fetch, ListOffsets, InitProducerId ──────> data plane
-//!  HTTP ─> http (/healthz, /metrics)
+//!  Kafka port ─> server (accept loop, one task per connection, limits; front: loading answers)
+//!                 └─> connection: frame ─> protocol::decode_request ─> handlers::dispatch
+//!                       ├─ Produce, Fetch, ListOffsets ──> data (partition logs on compaction)
+//!                       ├─ Metadata, CreateTopics, DeleteTopics,
+//!                       │  InitProducerId ──> topics::{TopicCatalog, ProducerIdAllocator},
+//!                       │                     cluster::ClusterView
+//!                       │                     (replicated::catalog: the replicated topic table)
+//!                       ├─ group APIs ──────> group_coordinator (Raft leader only) ─> raft_meta
+//!                       └─ ApiVersions ─────> protocol::SUPPORTED_APIS
+//!  Raft port ─> raft_meta (peers; `cohort cluster` admin requests)
+//!  HTTP port ─> http (/healthz, /metrics, /console) <─ lag (tracker fed by the coordinator)
+//!  CLI ───────> cli (groups, topics, cluster) on client (a pure Kafka client); bench
 //! ```
 //!
-//! Typed errors from every part meet in one table, [`errors::to_kafka_error`].
+//! Typed errors from every part meet in one table, [`errors::to_kafka_error`]. The map of the
+//! whole system is `docs/ARCHITECTURE.md`.
 
 pub mod bench;
 pub mod broker;

@@ -1,17 +1,24 @@
-//! The Raft meta service: openraft type config, log stores, state machine, transport and the node
-//! handle the binary drives.
+//! The Raft meta service: openraft type config, log stores, state machine, transport, elections
+//! and the node handle the binary drives, plus the application Cohort replicates on it.
 //!
 //! ```text
-//!   MetaNode::write(cmd) ─► Batcher ─► Raft::client_write(CommandBatch) ─► LogStore (sled | segments)
+//!   MetaNode::write(cmd) ─► Batcher ─► Raft::client_write(CommandBatch) ─► LogStore (segments|sled)
 //!                                              │  AppendEntries / Vote / InstallSnapshot
 //!                                              ▼
 //!                                   network (TCP, length-prefixed postcard frames) ─► peers
 //!   committed entries ─► StateMachine::apply ─► Application::apply(index, cmd) -> reply
 //!   snapshots ─► Application::snapshot_records ─► snapshot files ─► purge the log behind them
+//!   election task ─► pre-vote round over the peer port ─► Raft::trigger().elect()
 //! ```
 //!
-//! Nothing here knows what a command means: the group coordinator is one [`Application`], the
-//! test key-value store ([`kv::KvApp`]) another.
+//! A follower's `MetaNode::write_via_leader` forwards the command to the leader over the peer
+//! port; openraft's own election timer is off (see `election.rs`).
+//!
+//! The machinery (node, batcher, stores, state machine, network, elections) never looks inside
+//! a command: it replicates opaque bytes for an [`Application`]. [`cohort_app::CohortApp`] is the
+//! application the broker runs (the group coordinator, topic metadata and the cluster record in
+//! one state machine); [`kv::KvApp`], a key-value store, exercises the machinery alone in tests,
+//! the crash-test node and the bake-off.
 
 pub mod app;
 mod batcher;

@@ -1,9 +1,12 @@
-//! Topics: names, configs, placement, and the catalog that keeps them.
+//! Topics: names, configs, placement planning, and the catalog trait the handlers read and
+//! change them through.
 //!
 //! ```text
-//!  handlers ──> TopicCatalog (trait) ──> FileCatalog: <data-dir>/metadata.json, replaced
-//!                                        atomically (temp, fsync, rename, fsync dir)
-//!                                   └──> (later) the Raft meta service's replicated state
+//!  handlers ──> TopicCatalog (trait) ──> replicated::catalog::RaftCatalog: the topic table of
+//!                                        the Raft meta service (changes are replicated
+//!                                        commands, forwarded to the leader from a follower)
+//!                                   └──> FileCatalog: <data-dir>/metadata.json, replaced
+//!                                        atomically; only handler unit tests still use it
 //! ```
 
 pub mod catalog;
