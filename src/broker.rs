@@ -29,7 +29,7 @@ pub struct Broker {
     pub shutdown: watch::Receiver<bool>,
     /// The group coordinator on this node (`None` in handler unit tests that build a broker
     /// without Raft: group APIs then answer COORDINATOR_NOT_AVAILABLE).
-    pub groups: Option<Arc<crate::group_coordinator::Groups>>,
+    pub groups: Option<Arc<crate::group_coordinator::GroupCoordinator>>,
 }
 
 impl std::fmt::Debug for Broker {

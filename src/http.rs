@@ -17,7 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
-use crate::group_coordinator::{Groups, Role};
+use crate::group_coordinator::{GroupCoordinator, Role};
 use crate::lag::{wall_clock_ms, LagFeed, Snapshot};
 
 /// The root page: where things are.
@@ -37,7 +37,7 @@ pub struct Routes {
     /// Lag figures (exported only while this node is the active coordinator).
     pub lag: Arc<LagFeed>,
     /// The coordinator on this node, to name the one that exports when this node does not.
-    pub groups: Option<Arc<Groups>>,
+    pub groups: Option<Arc<GroupCoordinator>>,
 }
 
 impl Routes {

@@ -1,19 +1,20 @@
-//! The group coordinator on this node: the Raft meta service carrying [`CohortApp`] (groups
-//! and topic metadata), the runtime task holding the leader's soft state, and the handle the
-//! group handlers call.
+//! The group coordinator on this node: the handle the group handlers call and the runtime
+//! task behind it that holds the leader's soft state (parked requests, timers, sessions). It
+//! runs on the Raft node that `crate::replicated::start` started, whose [`CohortApp`] sends it
+//! the effects of every applied entry.
 //!
 //! ```text
-//!  handlers ─► Groups::write(cmd) ─ Register(token) ─► runtime ◄─ effects (apply order) ─ CohortApp
+//!  handlers ─► GroupCoordinator::write(cmd) ─ Register(token) ─► runtime ◄─ effects ─ CohortApp
 //!                  └─ MetaNode::write(Envelope{token, cmd}) ─► Raft (batched, fsynced) ─► apply
-//!           ─► Groups::heartbeat(cmd) ─► runtime: read applied state, re-arm the session timer
-//!                                            (after the member's expiry, if one is on its way)
-//!           ─► Groups::read(cmd) ─► applied state on the leader (OffsetFetch, Describe, List)
+//!           ─► GroupCoordinator::heartbeat(cmd) ─► runtime: read applied state, re-arm the
+//!                  session timer (after the member's expiry, if one is on its way)
+//!           ─► GroupCoordinator::read(cmd) ─► applied state on the leader (OffsetFetch,
+//!                  DescribeGroups, ListGroups)
 //! ```
 //!
 //! Only the Raft leader coordinates (every group). A follower answers NOT_COORDINATOR; a new
 //! leader answers COORDINATOR_LOAD_IN_PROGRESS until it has applied what was committed before
-//! it took office. [`start`] also gives the front end a topic catalog and a cluster view backed
-//! by the same replicated state.
+//! it took office.
 
 pub mod error;
 mod fired;
@@ -27,24 +28,19 @@ pub mod timers;
 mod trace;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use coordinator::{
     ErrorKind, Generation, JoinResponse, MemberId, ReadCommand, Reply, SyncResponse, TimestampMs,
     WriteCommand,
 };
-use raft_meta::cohort_app::{
-    Body, CohortApp, Effect, EffectSink, Envelope, RequestToken, TopicLimits,
-};
-use raft_meta::{Bootstrap, LeaderInfo, MetaNode, NodeConfig};
+use raft_meta::cohort_app::{Body, CohortApp, Effect, EffectSink, Envelope, RequestToken};
+use raft_meta::{LeaderInfo, MetaNode};
 use tokio::sync::{broadcast, mpsc, oneshot, watch, Semaphore};
 use tokio::task::JoinHandle;
 
-use crate::replicated::args::{self, ClusterArgs, GroupArgs};
-use crate::replicated::catalog;
 pub use error::GroupError;
 pub use runtime::TopicsChanged;
 
@@ -72,31 +68,8 @@ fn expired_reply(command: &WriteCommand, member_id: &MemberId) -> Reply {
     }
 }
 
-/// Removes this node's partition data of topics deleted through Raft (the node that served
-/// the DeleteTopics removes its own at once; every other node learns it here).
-pub async fn follow_topic_deletions(groups: Arc<Groups>, data: Arc<crate::data::DataPlane>) {
-    let mut events = groups.topic_events();
-    loop {
-        match events.recv().await {
-            Ok(change) => {
-                for meta in change.deleted {
-                    let spec = catalog::spec_of(&meta);
-                    if let Err(e) = data.remove_topic(&spec).await {
-                        tracing::warn!(topic = %spec.name, error = %e, "removing a deleted topic's data");
-                    }
-                }
-            }
-            Err(broadcast::error::RecvError::Lagged(n)) => {
-                tracing::warn!(
-                    missed = n,
-                    "topic events lagged; deleted topics' data is removed at next start"
-                );
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
-use runtime::{BackgroundWrites, MemberReady, Runtime, RuntimeMsg};
+pub(crate) use runtime::BackgroundWrites;
+use runtime::{MemberReady, Runtime, RuntimeMsg};
 
 /// The member whose session a write may refresh (Kafka completes a member's heartbeat on
 /// its commit, join, sync and leave): the runtime defers that member's expiry while the
@@ -186,7 +159,7 @@ pub fn nonce() -> u128 {
 }
 
 /// The handle the group handlers use.
-pub struct Groups {
+pub struct GroupCoordinator {
     node: Arc<MetaNode<CohortApp>>,
     /// `node`'s write path (wrapped by tests to hold writes).
     writes: BackgroundWrites,
@@ -201,124 +174,103 @@ pub struct Groups {
     runtime_task: JoinHandle<()>,
 }
 
-impl std::fmt::Debug for Groups {
+impl std::fmt::Debug for GroupCoordinator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Groups")
+        f.debug_struct("GroupCoordinator")
             .field("node_id", &self.node.node_id())
             .field("role", &*self.role.borrow())
             .finish_non_exhaustive()
     }
 }
 
-/// Why the replicated side of the broker could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum StartError {
-    #[error(transparent)]
-    Args(#[from] args::ArgsError),
-    #[error("raft meta service: {0}")]
-    Raft(#[from] raft_meta::StartError),
-    /// The node did not apply its own committed log in time; serving (and pruning partition
-    /// data against a stale topic list) before it has would be wrong.
-    #[error("the replicated state did not catch up within {0:?}")]
-    NotCaughtUp(Duration),
+/// The channel through which the replicated application's effects reach the runtime. It is
+/// made before the application, which takes its [`sink`](Self::sink), and then handed to
+/// [`GroupCoordinator::launch`] with the started node.
+pub(crate) struct EffectsInbox {
+    tx: mpsc::UnboundedSender<RuntimeMsg>,
+    rx: mpsc::UnboundedReceiver<RuntimeMsg>,
+    /// Read by the sink: group effects are worth sending only while this node leads.
+    effects_wanted: Arc<AtomicBool>,
 }
 
-/// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
-/// node advertises to Kafka clients (`host:port`). While this node is the active
-/// coordinator, the runtime feeds `lag` with every applied group change.
-pub async fn start(
-    node_id: i32,
-    kafka_addr: String,
-    data_dir: &Path,
-    cluster: &ClusterArgs,
-    group: &GroupArgs,
-    lag: Option<Arc<crate::lag::LagFeed>>,
-) -> Result<Groups, StartError> {
-    start_with(node_id, kafka_addr, data_dir, cluster, group, lag, |w| w).await
-}
-
-/// [`start`], with every group write (the handle's and the runtime's own) going through
-/// `wrap` of the Raft node's write path: the seam where a test holds or fails them.
-pub(crate) async fn start_with(
-    node_id: i32,
-    kafka_addr: String,
-    data_dir: &Path,
-    cluster: &ClusterArgs,
-    group: &GroupArgs,
-    lag: Option<Arc<crate::lag::LagFeed>>,
-    wrap: impl FnOnce(BackgroundWrites) -> BackgroundWrites,
-) -> Result<Groups, StartError> {
-    let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
-    let bootstrap = cluster.bootstrap(node_id)?;
-    let store = cluster.store()?;
-    let (tx, rx) = mpsc::unbounded_channel();
-    let effects_wanted = Arc::new(AtomicBool::new(false));
-    let sink_tx = tx.clone();
-    let sink_wanted = effects_wanted.clone();
-    let sink: EffectSink = Arc::new(move |effect| {
-        // Group effects matter only to a leading runtime; topic changes to every node.
-        if matches!(effect, Effect::Group { .. }) && !sink_wanted.load(Ordering::SeqCst) {
-            return;
+impl EffectsInbox {
+    pub(crate) fn new() -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Self {
+            tx,
+            rx,
+            effects_wanted: Arc::new(AtomicBool::new(false)),
         }
-        let _ = sink_tx.send(RuntimeMsg::Effect(effect));
-    });
-    let app = CohortApp::new(
-        group.coordinator_config(),
-        TopicLimits::default(),
-        Some(sink),
-    );
-    let config = NodeConfig {
-        node_id,
-        listen_addr: cluster.raft_listen.clone(),
-        advertised_raft_addr: cluster.advertise_raft.clone(),
-        kafka_addr,
-        raft_dir: data_dir.join("raft"),
-        store,
-        bootstrap,
-        tuning: cluster.tuning(),
-    };
-    if matches!(config.bootstrap, Bootstrap::Single) {
-        tracing::info!("no peers: running as a one-voter cluster");
     }
-    let node = Arc::new(MetaNode::start(config, app).await?);
-    let (role_tx, role) = watch::channel(Role::Follower);
-    let (topic_events, _) = broadcast::channel(1024);
-    let tokens = Arc::new(TokenSource::new(node_id));
-    let expiring_members = Arc::new(AtomicUsize::new(0));
-    let writes = wrap(runtime::raft_writes(node.clone()));
-    let runtime = Runtime {
-        background_writes: writes.clone(),
-        member_writes: member_writes::MemberWrites::default(),
-        to_self: tx.downgrade(),
-        fired: fired::FiredTimers::default(),
-        expiring_members: expiring_members.clone(),
-        tokens: tokens.clone(),
-        node: node.clone(),
-        rx,
-        role_tx,
-        effects_wanted,
-        topic_events: topic_events.clone(),
-        waiting: HashMap::new(),
-        parked: HashMap::new(),
-        timers: timers::TimerWheel::default(),
-        leadership: leadership::Leadership::Follower,
-        lag,
-    };
-    let runtime_task = tokio::spawn(runtime.run());
-    Ok(Groups {
-        node,
-        writes,
-        tokens,
-        expiring_members,
-        tx,
-        role,
-        in_flight: Arc::new(Semaphore::new(GROUP_REQUESTS_IN_FLIGHT_MAX)),
-        topic_events,
-        runtime_task,
-    })
+
+    /// What the application calls with every effect of an applied entry.
+    pub(crate) fn sink(&self) -> EffectSink {
+        let sink_tx = self.tx.clone();
+        let sink_wanted = self.effects_wanted.clone();
+        Arc::new(move |effect| {
+            // Group effects matter only to a leading runtime; topic changes to every node.
+            if matches!(effect, Effect::Group { .. }) && !sink_wanted.load(Ordering::SeqCst) {
+                return;
+            }
+            let _ = sink_tx.send(RuntimeMsg::Effect(effect));
+        })
+    }
 }
 
-impl Groups {
+impl GroupCoordinator {
+    /// Starts the runtime on a started Raft node whose application sends its effects to
+    /// `inbox`. While this node is the active coordinator, the runtime feeds `lag` with every
+    /// applied group change. Every group write (the handle's and the runtime's own) goes
+    /// through `wrap` of the node's write path: the seam where a test holds or fails them.
+    pub(crate) fn launch(
+        node: Arc<MetaNode<CohortApp>>,
+        node_id: u64,
+        inbox: EffectsInbox,
+        lag: Option<Arc<crate::lag::LagFeed>>,
+        wrap: impl FnOnce(BackgroundWrites) -> BackgroundWrites,
+    ) -> GroupCoordinator {
+        let EffectsInbox {
+            tx,
+            rx,
+            effects_wanted,
+        } = inbox;
+        let (role_tx, role) = watch::channel(Role::Follower);
+        let (topic_events, _) = broadcast::channel(1024);
+        let tokens = Arc::new(TokenSource::new(node_id));
+        let expiring_members = Arc::new(AtomicUsize::new(0));
+        let writes = wrap(runtime::raft_writes(node.clone()));
+        let runtime = Runtime {
+            background_writes: writes.clone(),
+            member_writes: member_writes::MemberWrites::default(),
+            to_self: tx.downgrade(),
+            fired: fired::FiredTimers::default(),
+            expiring_members: expiring_members.clone(),
+            tokens: tokens.clone(),
+            node: node.clone(),
+            rx,
+            role_tx,
+            effects_wanted,
+            topic_events: topic_events.clone(),
+            waiting: HashMap::new(),
+            parked: HashMap::new(),
+            timers: timers::TimerWheel::default(),
+            leadership: leadership::Leadership::Follower,
+            lag,
+        };
+        let runtime_task = tokio::spawn(runtime.run());
+        GroupCoordinator {
+            node,
+            writes,
+            tokens,
+            expiring_members,
+            tx,
+            role,
+            in_flight: Arc::new(Semaphore::new(GROUP_REQUESTS_IN_FLIGHT_MAX)),
+            topic_events,
+            runtime_task,
+        }
+    }
+
     /// The Raft node (topics, cluster view, status).
     pub fn node(&self) -> &Arc<MetaNode<CohortApp>> {
         &self.node
@@ -332,32 +284,6 @@ impl Groups {
     pub async fn wait_active(&self) {
         let mut role = self.role.clone();
         let _ = role.wait_for(|r| *r == Role::Active).await;
-    }
-
-    /// Waits until this node's state reflects everything it knows to be committed: for a
-    /// one-voter cluster, until it leads and has applied its whole log; for a cluster node,
-    /// until it has applied up to the commit index its log store recorded. The data plane
-    /// prunes partition directories against the topic list, so it must not look earlier.
-    pub async fn wait_caught_up(&self, single: bool, limit: Duration) -> Result<(), StartError> {
-        let caught_up = async {
-            if single {
-                self.wait_active().await;
-                return;
-            }
-            let mut metrics = self.node.raft().metrics();
-            loop {
-                let status = self.node.status();
-                if status.applied_index >= status.commit_index {
-                    return;
-                }
-                if metrics.changed().await.is_err() {
-                    return;
-                }
-            }
-        };
-        tokio::time::timeout(limit, caught_up)
-            .await
-            .map_err(|_| StartError::NotCaughtUp(limit))
     }
 
     /// The Raft leader as this node last heard (FindCoordinator names it).

@@ -143,7 +143,7 @@ pub(crate) struct Runtime {
     pub fired: FiredTimers<Waiter>,
     /// Members' writes in flight, and the session expiries deferred behind them.
     pub member_writes: MemberWrites,
-    /// How many members are expiring, for [`super::Groups`] to skip asking when none is.
+    /// How many members are expiring, for [`super::GroupCoordinator`] to skip asking when none is.
     pub expiring_members: Arc<AtomicUsize>,
     /// Tokens for the runtime's own commands (shared with the handle's).
     pub tokens: Arc<TokenSource>,

@@ -17,7 +17,8 @@ use raft_meta::WriteError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::runtime::{BackgroundWrites, MemberReady, RuntimeMsg};
-use super::{now_ms, ClusterArgs, GroupArgs, Groups};
+use super::{now_ms, GroupCoordinator};
+use crate::replicated::args::{ClusterArgs, GroupArgs};
 
 const SESSION_MS: i32 = 300;
 
@@ -78,7 +79,7 @@ fn gate(
 async fn start_node(
     dir: &std::path::Path,
 ) -> (
-    Groups,
+    GroupCoordinator,
     mpsc::UnboundedReceiver<Held>,
     mpsc::UnboundedReceiver<HeldCommit>,
 ) {
@@ -103,7 +104,7 @@ async fn start_node(
     };
     let (tx, held) = mpsc::unbounded_channel();
     let (commits_tx, commits) = mpsc::unbounded_channel();
-    let groups = super::start_with(
+    let groups = crate::replicated::start_with(
         1,
         "127.0.0.1:9092".into(),
         dir,
@@ -125,7 +126,7 @@ fn group_id() -> GroupId {
 }
 
 /// One consumer joins and syncs: a Stable group of one, its session timer armed.
-async fn stable_member(groups: &Groups) -> (MemberId, Generation) {
+async fn stable_member(groups: &GroupCoordinator) -> (MemberId, Generation) {
     let join = groups
         .write(WriteCommand::JoinGroup(JoinGroup {
             api_version: ApiVersion(3),
@@ -189,7 +190,7 @@ fn heartbeat(member_id: &MemberId, generation: Generation) -> Heartbeat {
 /// Sends a heartbeat straight into the runtime's channel (so it is queued before whatever
 /// the test sends next), returning where its answer will come.
 fn send_heartbeat(
-    groups: &Groups,
+    groups: &GroupCoordinator,
     member_id: &MemberId,
     generation: Generation,
 ) -> oneshot::Receiver<Result<Reply, super::GroupError>> {
@@ -206,7 +207,7 @@ fn send_heartbeat(
 
 /// Returns once the runtime has handled every message sent before (its channel is FIFO): a
 /// member with no expiry on its way is answered at once.
-async fn runtime_caught_up(groups: &Groups) {
+async fn runtime_caught_up(groups: &GroupCoordinator) {
     let (ready, answer) = oneshot::channel();
     groups
         .tx
@@ -219,7 +220,7 @@ async fn runtime_caught_up(groups: &Groups) {
     assert_eq!(answer.await.unwrap(), MemberReady::Proceed);
 }
 
-fn is_member(groups: &Groups, member_id: &MemberId) -> bool {
+fn is_member(groups: &GroupCoordinator, member_id: &MemberId) -> bool {
     groups.node().read_local(|a| {
         a.app
             .coordinator()
@@ -394,7 +395,7 @@ fn commit_reply(error: Option<ErrorKind>) -> Reply {
 /// A stable member whose offset commit is submitted and held at the write seam (registered
 /// with the runtime, not in Raft yet), with its session re-armed just before.
 async fn member_with_commit_held(
-    groups: &Arc<Groups>,
+    groups: &Arc<GroupCoordinator>,
     commits: &mut mpsc::UnboundedReceiver<HeldCommit>,
     fenced: bool,
 ) -> (
@@ -424,7 +425,7 @@ async fn member_with_commit_held(
 }
 
 /// Waits until the runtime counts `n` expiring members (a deferred expiry counts).
-async fn expiring_members_become(groups: &Groups, n: usize) {
+async fn expiring_members_become(groups: &GroupCoordinator, n: usize) {
     let wait = async {
         while groups
             .expiring_members
@@ -439,7 +440,7 @@ async fn expiring_members_become(groups: &Groups, n: usize) {
         .expect("the expiring members reach the count");
 }
 
-async fn shutdown(groups: Arc<Groups>) {
+async fn shutdown(groups: Arc<GroupCoordinator>) {
     let Ok(groups) = Arc::try_unwrap(groups) else {
         panic!("a test task still holds the handle");
     };

@@ -9,10 +9,10 @@ use protocol::ErrorCode;
 
 use super::RequestContext;
 use crate::errors::{coordinator_error_code, to_kafka_error, BrokerError};
-use crate::group_coordinator::{GroupError, Groups};
+use crate::group_coordinator::{GroupCoordinator, GroupError};
 
 /// The coordinator on this broker, or COORDINATOR_NOT_AVAILABLE when it runs without one.
-pub fn groups(ctx: &RequestContext) -> Result<&Arc<Groups>, GroupError> {
+pub fn groups(ctx: &RequestContext) -> Result<&Arc<GroupCoordinator>, GroupError> {
     ctx.broker
         .groups
         .as_ref()

@@ -1,6 +1,146 @@
 //! This node's replica of the Raft meta service (topics, groups, producer ids) as the rest of
-//! the broker sees it: the flags that start it, and the topic catalog and cluster view that
-//! the front end reads from its applied state.
+//! the broker sees it: the flags that start it, starting it with the group coordinator on top,
+//! waiting until it has caught up, and the topic catalog and cluster view that the front end
+//! reads from its applied state.
+//!
+//! ```text
+//!   start: ClusterArgs, GroupArgs ─► CohortApp (effects ─► EffectsInbox) ─► MetaNode::start
+//!              └─► group_coordinator::GroupCoordinator::launch(node, inbox)   the handle + leader runtime
+//!   catalog: RaftCatalog (TopicCatalog, producer ids), RaftCluster (ClusterView) ─► node
+//! ```
 
 pub mod args;
 pub mod catalog;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use raft_meta::cohort_app::{CohortApp, TopicLimits};
+use raft_meta::{Bootstrap, MetaNode, NodeConfig};
+use tokio::sync::broadcast;
+
+use crate::group_coordinator::{BackgroundWrites, EffectsInbox, GroupCoordinator};
+use args::{ClusterArgs, GroupArgs};
+
+/// Why this node's replicated side (Raft meta service and group coordinator) could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplicatedStartError {
+    #[error(transparent)]
+    Args(#[from] args::ArgsError),
+    #[error("raft meta service: {0}")]
+    Raft(#[from] raft_meta::StartError),
+    /// The node did not apply its own committed log in time; serving (and pruning partition
+    /// data against a stale topic list) before it has would be wrong.
+    #[error("the replicated state did not catch up within {0:?}")]
+    NotCaughtUp(Duration),
+}
+
+/// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
+/// node advertises to Kafka clients (`host:port`). While this node is the active
+/// coordinator, the runtime feeds `lag` with every applied group change.
+pub async fn start(
+    node_id: i32,
+    kafka_addr: String,
+    data_dir: &Path,
+    cluster: &ClusterArgs,
+    group: &GroupArgs,
+    lag: Option<Arc<crate::lag::LagFeed>>,
+) -> Result<GroupCoordinator, ReplicatedStartError> {
+    start_with(node_id, kafka_addr, data_dir, cluster, group, lag, |w| w).await
+}
+
+/// [`start`], with every group write (the handle's and the runtime's own) going through
+/// `wrap` of the Raft node's write path: the seam where a test holds or fails them.
+pub(crate) async fn start_with(
+    node_id: i32,
+    kafka_addr: String,
+    data_dir: &Path,
+    cluster: &ClusterArgs,
+    group: &GroupArgs,
+    lag: Option<Arc<crate::lag::LagFeed>>,
+    wrap: impl FnOnce(BackgroundWrites) -> BackgroundWrites,
+) -> Result<GroupCoordinator, ReplicatedStartError> {
+    let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
+    let bootstrap = cluster.bootstrap(node_id)?;
+    let store = cluster.store()?;
+    let inbox = EffectsInbox::new();
+    let app = CohortApp::new(
+        group.coordinator_config(),
+        TopicLimits::default(),
+        Some(inbox.sink()),
+    );
+    let config = NodeConfig {
+        node_id,
+        listen_addr: cluster.raft_listen.clone(),
+        advertised_raft_addr: cluster.advertise_raft.clone(),
+        kafka_addr,
+        raft_dir: data_dir.join("raft"),
+        store,
+        bootstrap,
+        tuning: cluster.tuning(),
+    };
+    if matches!(config.bootstrap, Bootstrap::Single) {
+        tracing::info!("no peers: running as a one-voter cluster");
+    }
+    let node = Arc::new(MetaNode::start(config, app).await?);
+    Ok(GroupCoordinator::launch(node, node_id, inbox, lag, wrap))
+}
+
+/// Waits until this node's state reflects everything it knows to be committed: for a
+/// one-voter cluster, until it leads and has applied its whole log; for a cluster node,
+/// until it has applied up to the commit index its log store recorded. The data plane
+/// prunes partition directories against the topic list, so it must not look earlier.
+pub async fn wait_caught_up(
+    groups: &GroupCoordinator,
+    single: bool,
+    limit: Duration,
+) -> Result<(), ReplicatedStartError> {
+    let caught_up = async {
+        if single {
+            groups.wait_active().await;
+            return;
+        }
+        let mut metrics = groups.node().raft().metrics();
+        loop {
+            let status = groups.node().status();
+            if status.applied_index >= status.commit_index {
+                return;
+            }
+            if metrics.changed().await.is_err() {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(limit, caught_up)
+        .await
+        .map_err(|_| ReplicatedStartError::NotCaughtUp(limit))
+}
+
+/// Removes this node's partition data of topics deleted through Raft (the node that served
+/// the DeleteTopics removes its own at once; every other node learns it here).
+pub async fn follow_topic_deletions(
+    groups: Arc<GroupCoordinator>,
+    data: Arc<crate::data::DataPlane>,
+) {
+    let mut events = groups.topic_events();
+    loop {
+        match events.recv().await {
+            Ok(change) => {
+                for meta in change.deleted {
+                    let spec = catalog::spec_of(&meta);
+                    if let Err(e) = data.remove_topic(&spec).await {
+                        tracing::warn!(topic = %spec.name, error = %e, "removing a deleted topic's data");
+                    }
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!(
+                    missed = n,
+                    "topic events lagged; deleted topics' data is removed at next start"
+                );
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}

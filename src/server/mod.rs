@@ -32,7 +32,7 @@ use crate::broker::Broker;
 use crate::cluster::BrokerEndpoint;
 use crate::config::{BrokerConfig, ConfigError, ServeArgs};
 use crate::data::{now_ms, DataPlane};
-use crate::group_coordinator::Groups;
+use crate::group_coordinator::GroupCoordinator;
 use crate::handlers::loading::LoadingNode;
 use crate::lag::{LagFeed, LogOffsetsPoller};
 use crate::lock::{DataDirLock, LockError};
@@ -51,13 +51,13 @@ const LAG_POLL_TIMEOUT_MAX: Duration = Duration::from_secs(5);
 
 /// Why the broker could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub enum ServerStartError {
     /// The data directory is taken or unusable.
     #[error(transparent)]
     Lock(#[from] LockError),
     /// The Raft meta service (topics, groups) could not start.
     #[error(transparent)]
-    Replicated(#[from] crate::group_coordinator::StartError),
+    Replicated(#[from] crate::replicated::ReplicatedStartError),
     /// A flag value is out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -79,7 +79,7 @@ pub struct Server {
     kafka_addr: SocketAddr,
     http_addr: SocketAddr,
     broker: Arc<Broker>,
-    groups: Arc<Groups>,
+    groups: Arc<GroupCoordinator>,
     /// Removes partition data of topics deleted through another node.
     deletions_task: tokio::task::JoinHandle<()>,
     shutdown_tx: watch::Sender<bool>,
@@ -103,7 +103,7 @@ impl std::fmt::Debug for Server {
 
 impl Server {
     /// Takes the data directory, opens its state, binds both listeners and starts serving.
-    pub async fn start(args: ServeArgs) -> Result<Server, StartError> {
+    pub async fn start(args: ServeArgs) -> Result<Server, ServerStartError> {
         // Installs the recorder before anything counts (the Raft node and the coordinator
         // publish gauges while they start).
         let _ = m::prometheus();
@@ -111,26 +111,26 @@ impl Server {
         let kafka_listener =
             TcpListener::bind(args.listen)
                 .await
-                .map_err(|source| StartError::Bind {
+                .map_err(|source| ServerStartError::Bind {
                     addr: args.listen,
                     source,
                 })?;
         let kafka_addr = kafka_listener
             .local_addr()
-            .map_err(|source| StartError::Bind {
+            .map_err(|source| ServerStartError::Bind {
                 addr: args.listen,
                 source,
             })?;
         let http_listener =
             TcpListener::bind(args.http)
                 .await
-                .map_err(|source| StartError::Bind {
+                .map_err(|source| ServerStartError::Bind {
                     addr: args.http,
                     source,
                 })?;
         let http_addr = http_listener
             .local_addr()
-            .map_err(|source| StartError::Bind {
+            .map_err(|source| ServerStartError::Bind {
                 addr: args.http,
                 source,
             })?;
@@ -154,7 +154,7 @@ impl Server {
         let kafka_task = tokio::spawn(run(kafka_listener, front, shutdown_rx.clone()));
         let lag = Arc::new(LagFeed::new(config.lag));
         let groups = Arc::new(
-            crate::group_coordinator::start(
+            crate::replicated::start(
                 config.node_id,
                 format!("{}:{}", config.advertised_host, config.advertised_port),
                 &config.data_dir,
@@ -167,9 +167,7 @@ impl Server {
         // The data plane prunes partition directories no topic owns: it must see the topic
         // list as committed, not as a half-replayed log. A one-voter cluster also becomes
         // the active coordinator here, so its first clients never see NOT_COORDINATOR.
-        groups
-            .wait_caught_up(args.cluster.is_single(), CATCH_UP_WAIT)
-            .await?;
+        crate::replicated::wait_caught_up(&groups, args.cluster.is_single(), CATCH_UP_WAIT).await?;
         let catalog = Arc::new(RaftCatalog::new(groups.node().clone()));
         let data = Arc::new(DataPlane::open(
             &config.data_dir,
@@ -221,7 +219,7 @@ impl Server {
             shutdown_rx.clone(),
         ));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
-        let deletions_task = tokio::spawn(crate::group_coordinator::follow_topic_deletions(
+        let deletions_task = tokio::spawn(crate::replicated::follow_topic_deletions(
             groups.clone(),
             broker.data.clone(),
         ));
