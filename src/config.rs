@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use clap::Args;
 
+pub mod rules;
+pub mod summary;
+
 /// Flags of `cohort serve`. Defaults follow DESIGN.md §6 and Kafka where Kafka has one.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -83,6 +86,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10_000)]
     pub lag_partitions_per_group_max: usize,
 
+    /// Log lines on stderr as text or as one JSON object per line (for log shippers).
+    /// `RUST_LOG` sets the filter (default: `info,openraft=warn`).
+    #[arg(long, value_enum, default_value_t = crate::logging::LogFormat::Text)]
+    pub log_format: crate::logging::LogFormat,
+
     /// Raft meta service: peers, Raft listener, log store.
     #[command(flatten)]
     pub cluster: crate::replicated::args::ClusterArgs,
@@ -138,25 +146,33 @@ pub const LAG_PARTITIONS_MAX_MAX: usize = 500_000;
 /// Why a configuration cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// `--advertise` is not `HOST:PORT`.
+    /// Flags that break their rules ([`rules::serve_rules`]), every one of them.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Invalid(Vec<rules::Broken>),
+    /// `--advertise` is not `HOST:PORT` (checked by the rules first; kept for callers that
+    /// resolve without validating).
     #[error("--advertise {0:?} is not HOST:PORT")]
     BadAdvertise(String),
-    /// A value out of its range.
-    #[error("{flag} must be {rule}, got {value}")]
-    OutOfRange {
-        /// The flag.
-        flag: &'static str,
-        /// What it must be.
-        rule: &'static str,
-        /// What it was.
-        value: String,
-    },
+}
+
+impl ServeArgs {
+    /// Checks every flag against [`rules::serve_rules`] before anything starts: no file is
+    /// created and no port bound for a command line that cannot run.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let broken = rules::broken(&rules::serve_rules(), self);
+        if broken.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError::Invalid(broken))
+        }
+    }
 }
 
 impl BrokerConfig {
     /// Resolves the flags once the Kafka listener is bound (`listened` is the real address,
-    /// which differs from `--listen` when it asked for port 0).
+    /// which differs from `--listen` when it asked for port 0). Validates them first.
     pub fn resolve(args: &ServeArgs, listened: SocketAddr) -> Result<BrokerConfig, ConfigError> {
+        args.validate()?;
         let (advertised_host, advertised_port) = match &args.advertise {
             Some(a) => split_host_port(a)?,
             None if listened.ip().is_unspecified() => {
@@ -164,38 +180,6 @@ impl BrokerConfig {
             }
             None => (listened.ip().to_string(), i32::from(listened.port())),
         };
-        if args.node_id < 0 {
-            return Err(ConfigError::OutOfRange {
-                flag: "--node-id",
-                rule: "0 or more",
-                value: args.node_id.to_string(),
-            });
-        }
-        if !(1..=crate::topics::MAX_PARTITIONS_PER_TOPIC).contains(&args.num_partitions) {
-            return Err(ConfigError::OutOfRange {
-                flag: "--num-partitions",
-                rule: "between 1 and 10000",
-                value: args.num_partitions.to_string(),
-            });
-        }
-        if args.max_frame_bytes < 1024 || args.max_frame_bytes > i32::MAX as usize {
-            return Err(ConfigError::OutOfRange {
-                flag: "--max-frame-bytes",
-                rule: "between 1024 and 2^31-1",
-                value: args.max_frame_bytes.to_string(),
-            });
-        }
-        if args.max_connections == 0 {
-            return Err(ConfigError::OutOfRange {
-                flag: "--max-connections",
-                rule: "at least 1",
-                value: "0".into(),
-            });
-        }
-        let lag = lag_limits(
-            args,
-            lag_config(args.lag_sample_interval_ms, args.lag_window_ms)?,
-        )?;
         Ok(BrokerConfig {
             data_dir: args.data_dir.clone(),
             node_id: args.node_id,
@@ -206,85 +190,25 @@ impl BrokerConfig {
             flush_interval: args.flush_ms.map(Duration::from_millis),
             max_frame_bytes: args.max_frame_bytes,
             max_connections: args.max_connections,
-            retention_check_interval: Duration::from_millis(args.retention_check_ms.max(1)),
+            retention_check_interval: Duration::from_millis(args.retention_check_ms),
             lag_sample_interval: Duration::from_millis(args.lag_sample_interval_ms),
-            lag,
+            lag: lag_config(args),
         })
     }
 }
 
-/// The tracker's windows from the two lag flags: the window holds at least two samples and at
-/// most [`LAG_OBSERVATIONS_MAX`].
-fn lag_config(
-    interval_ms: u64,
-    window_ms: u64,
-) -> Result<crate::lag::LagTrackerConfig, ConfigError> {
-    if !(LAG_SAMPLE_INTERVAL_MS_MIN..=LAG_SAMPLE_INTERVAL_MS_MAX).contains(&interval_ms) {
-        return Err(ConfigError::OutOfRange {
-            flag: "--lag-sample-interval-ms",
-            rule: "between 10 and 60000",
-            value: interval_ms.to_string(),
-        });
-    }
-    if window_ms < 2 * interval_ms || window_ms > LAG_WINDOW_MS_MAX {
-        return Err(ConfigError::OutOfRange {
-            flag: "--lag-window-ms",
-            rule: "at least twice --lag-sample-interval-ms and at most 3600000",
-            value: window_ms.to_string(),
-        });
-    }
-    if window_ms / interval_ms > LAG_OBSERVATIONS_MAX {
-        return Err(ConfigError::OutOfRange {
-            flag: "--lag-window-ms",
-            rule: "at most 1000 times --lag-sample-interval-ms",
-            value: window_ms.to_string(),
-        });
-    }
-    let observations = window_ms / interval_ms + 2;
-    Ok(crate::lag::LagTrackerConfig {
-        window_ms,
+/// The lag tracker's windows and limits from their (validated) flags: the window holds every
+/// sample it spans plus two.
+fn lag_config(args: &ServeArgs) -> crate::lag::LagTrackerConfig {
+    let observations = args.lag_window_ms / args.lag_sample_interval_ms.max(1) + 2;
+    crate::lag::LagTrackerConfig {
+        window_ms: args.lag_window_ms,
         observations_max: usize::try_from(observations).unwrap_or(usize::MAX),
+        groups_max: args.lag_groups_max,
+        partitions_max: args.lag_partitions_max,
+        partitions_per_group_max: args.lag_partitions_per_group_max,
         ..crate::lag::LagTrackerConfig::default()
-    })
-}
-
-/// The tracker's limits from their flags, each between 1 and ten times its default.
-fn lag_limits(
-    args: &ServeArgs,
-    config: crate::lag::LagTrackerConfig,
-) -> Result<crate::lag::LagTrackerConfig, ConfigError> {
-    let check = |flag: &'static str, rule: &'static str, value: usize, max: usize| {
-        if (1..=max).contains(&value) {
-            Ok(value)
-        } else {
-            Err(ConfigError::OutOfRange {
-                flag,
-                rule,
-                value: value.to_string(),
-            })
-        }
-    };
-    Ok(crate::lag::LagTrackerConfig {
-        groups_max: check(
-            "--lag-groups-max",
-            "between 1 and 100000",
-            args.lag_groups_max,
-            LAG_GROUPS_MAX_MAX,
-        )?,
-        partitions_max: check(
-            "--lag-partitions-max",
-            "between 1 and 500000",
-            args.lag_partitions_max,
-            LAG_PARTITIONS_MAX_MAX,
-        )?,
-        partitions_per_group_max: check(
-            "--lag-partitions-per-group-max",
-            "between 1 and 100000",
-            args.lag_partitions_per_group_max,
-            LAG_GROUPS_MAX_MAX,
-        )?,
-        ..config
-    })
+    }
 }
 
 fn split_host_port(s: &str) -> Result<(String, i32), ConfigError> {

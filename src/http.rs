@@ -1,5 +1,7 @@
-//! The HTTP side door: `GET /healthz`, Prometheus `GET /metrics`, and the console
-//! (`GET /console`, its data feed `GET /console.json`).
+//! The HTTP side door: `GET /healthz` (the process is alive), `GET /readyz` (the node serves:
+//! see [`crate::readiness`]), Prometheus `GET /metrics`, and the console (`GET /console`, its
+//! data feed `GET /console.json`). It answers from the moment the node starts, while it
+//! replays its log, so an operator can watch it load.
 //!
 //! A few fixed routes do not need an HTTP stack: a request line is read (bounded in size and
 //! time), one response is written, the connection is closed.
@@ -17,13 +19,16 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
-use crate::group_coordinator::{GroupCoordinator, Role};
+use crate::group_coordinator::Role;
 use crate::lag::{wall_clock_ms, LagFeed, Snapshot};
+use crate::readiness::Readiness;
 
 /// The root page: where things are.
-const INDEX: &str = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cohort</title></head>\
+const INDEX: &str =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cohort</title></head>\
 <body><h1>Cohort</h1><ul><li><a href=\"/console\">console</a> (consumer groups and lag)</li>\
-<li><a href=\"/metrics\">metrics</a> (Prometheus)</li><li><a href=\"/healthz\">healthz</a></li></ul></body></html>\n";
+<li><a href=\"/metrics\">metrics</a> (Prometheus)</li><li><a href=\"/healthz\">healthz</a></li>\
+<li><a href=\"/readyz\">readyz</a></li></ul></body></html>\n";
 
 /// Largest request head read before giving up.
 const MAX_REQUEST_HEAD_BYTES: usize = 8 * 1024;
@@ -36,8 +41,9 @@ const MAX_CONCURRENT_REQUESTS: usize = 64;
 pub struct Routes {
     /// Lag figures (exported only while this node is the active coordinator).
     pub lag: Arc<LagFeed>,
-    /// The coordinator on this node, to name the one that exports when this node does not.
-    pub groups: Option<Arc<GroupCoordinator>>,
+    /// The node's readiness, and its coordinator once started (to name the one that exports
+    /// when this node does not).
+    pub readiness: Arc<Readiness>,
 }
 
 impl Routes {
@@ -51,8 +57,8 @@ impl Routes {
     }
 
     fn not_exporting_notice(&self) -> String {
-        let Some(groups) = &self.groups else {
-            return "This node runs no group coordinator.".to_string();
+        let Some(groups) = self.readiness.groups() else {
+            return "This node is starting; its group coordinator is not up yet.".to_string();
         };
         let me = groups.node().node_id();
         match (groups.role(), groups.leader()) {
@@ -80,6 +86,10 @@ impl Routes {
             }
             body.push_str(&crate::lag::prometheus::render(&snapshot));
         }
+        if !body.is_empty() && !body.ends_with('\n') {
+            body.push('\n');
+        }
+        body.push_str(&self.readiness.render_gauges());
         body
     }
 }
@@ -115,6 +125,15 @@ async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()
     let path = path.split('?').next().unwrap_or("");
     let (status, content_type, body) = match (method, path) {
         ("GET", "/healthz") => ("200 OK", "text/plain; charset=utf-8", "ok\n".to_string()),
+        ("GET", "/readyz") => {
+            let (ready, body) = routes.readiness.report();
+            let status = if ready {
+                "200 OK"
+            } else {
+                "503 Service Unavailable"
+            };
+            (status, "text/plain; charset=utf-8", body)
+        }
         ("GET", "/metrics") => (
             "200 OK",
             "text/plain; version=0.0.4; charset=utf-8",

@@ -1,7 +1,7 @@
 //! COORDINATOR_LOAD_IN_PROGRESS over the wire: a single node with a long Raft log of
 //! multi-partition commits (no snapshot to start from) is SIGKILLed and restarted; a client
 //! polling as soon as the Kafka port accepts sees error 14 while the node replays its log, then
-//! every acknowledged commit.
+//! every acknowledged commit. `/readyz` says 503 (replaying) meanwhile, and 200 once loaded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -63,6 +63,7 @@ fn a_restarted_node_answers_load_in_progress_while_it_replays_then_every_acknowl
     let flags = ["--raft-snapshot-every-entries", "10000000"];
     let mut b = Cohort::start(&data, &flags);
     let port = b.kafka.port();
+    let http = b.http;
     create_topic(&mut RawClient::connect(b.kafka), "t", PARTITIONS);
 
     let started = Instant::now();
@@ -90,7 +91,7 @@ fn a_restarted_node_answers_load_in_progress_while_it_replays_then_every_acknowl
     b.kill9();
 
     let restarted = Instant::now();
-    let node = Restarted::spawn(&data, port, &flags);
+    let node = Restarted::spawn(&data, port, http.port(), &flags);
     let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let mut c = loop {
         if std::net::TcpStream::connect(addr).is_ok() {
@@ -122,6 +123,7 @@ fn a_restarted_node_answers_load_in_progress_while_it_replays_then_every_acknowl
         }
         assert_eq!(fetch, 14, "OffsetFetch while loading");
         first_loading.get_or_insert(restarted.elapsed());
+        let readyz = readyz(http);
         let found = find_coordinator_v4(&mut c, "g0");
         let described = describe(&mut c, "probe");
         let listed = list_code(&mut c);
@@ -138,6 +140,13 @@ fn a_restarted_node_answers_load_in_progress_while_it_replays_then_every_acknowl
             assert_eq!(described.error_code, 14, "DescribeGroups: {described:?}");
             assert_eq!(listed, 14, "ListGroups");
             assert_eq!(beat, 14, "Heartbeat");
+            // Asked before the round's last answer, which was still given while loading.
+            let (code, body) = readyz.expect("HTTP answers while the node loads");
+            assert_eq!(code, 503, "{body}");
+            assert!(
+                body.contains("replayed: failing: replaying the Raft log"),
+                "{body}"
+            );
         }
     };
     eprintln!(
@@ -155,6 +164,18 @@ fn a_restarted_node_answers_load_in_progress_while_it_replays_then_every_acknowl
         "no whole round was answered while loading"
     );
 
+    let ready = Instant::now();
+    loop {
+        match readyz(http) {
+            Some((200, _)) => break,
+            other => assert!(
+                ready.elapsed() < Duration::from_secs(20),
+                "/readyz after loading: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
     // Loaded: every acknowledged commit is there.
     for (group, offset) in &acked {
         let stored = fetch_all(&mut c, group);
@@ -163,6 +184,20 @@ fn a_restarted_node_answers_load_in_progress_while_it_replays_then_every_acknowl
             assert_eq!((topic.as_str(), o), ("t", *offset), "{group}/{p}");
         }
     }
+}
+
+/// `GET /readyz`: (status code, body), or `None` if the port does not answer yet.
+fn readyz(http: std::net::SocketAddr) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(http).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /readyz HTTP/1.1\r\nhost: test\r\n\r\n")
+        .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let (head, body) = out.split_once("\r\n\r\n")?;
+    let code = head.split_whitespace().nth(1)?.parse().ok()?;
+    Some((code, body.to_string()))
 }
 
 fn api_versions_code(c: &mut RawClient) -> i16 {
@@ -209,7 +244,7 @@ struct Restarted {
 }
 
 impl Restarted {
-    fn spawn(data: &std::path::Path, port: u16, flags: &[&str]) -> Restarted {
+    fn spawn(data: &std::path::Path, port: u16, http: u16, flags: &[&str]) -> Restarted {
         let log_file = std::fs::File::create(data.parent().unwrap().join("restarted.log")).unwrap();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
             .arg("serve")
@@ -219,7 +254,7 @@ impl Restarted {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
                 "--http",
-                "127.0.0.1:0",
+                &format!("127.0.0.1:{http}"),
             ])
             .args(flags)
             .env("RUST_LOG", "info")

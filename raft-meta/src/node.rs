@@ -605,6 +605,17 @@ async fn watch_metrics(raft: Raft, leader_tx: watch::Sender<Option<LeaderInfo>>)
             let leader = leader_of(&m);
             leader_tx.send_if_modified(|current| {
                 if *current != leader {
+                    // One line per change on every node: who leads is what an operator
+                    // reads first when a cluster misbehaves.
+                    match &leader {
+                        Some(l) => tracing::info!(
+                            leader = l.node_id,
+                            term = m.current_term,
+                            kafka = %l.info.kafka_addr,
+                            "Raft leader is node {}", l.node_id
+                        ),
+                        None => tracing::info!(term = m.current_term, "no Raft leader known"),
+                    }
                     *current = leader;
                     true
                 } else {

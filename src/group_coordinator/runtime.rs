@@ -553,10 +553,15 @@ impl Runtime {
                 tracing::debug!(group, seq = origin.map(|t| t.seq), "group {state}");
             }
         }
-        if member_replies.iter().any(|r| {
-            r.kind == ParkedKind::Join && matches!(&r.reply, Reply::Join(j) if j.error.is_none())
-        }) {
+        if let Some(summary) = trace::rebalance(&member_replies) {
             metrics::counter!(m::GROUP_REBALANCES_TOTAL).increment(1);
+            tracing::info!(
+                group = summary.group,
+                generation = summary.generation,
+                members = summary.members,
+                protocol = summary.protocol,
+                "group rebalanced"
+            );
         }
         if let Some(responder) = origin.and_then(|t| self.waiting.remove(&t)) {
             match reply {
@@ -713,8 +718,16 @@ impl Runtime {
 
 fn count_expirations(fired: Option<&TimerKey>, outcome: &Outcome) {
     match fired {
-        Some(TimerKey::MemberHeartbeat { .. }) if !outcome.records.is_empty() => {
+        Some(TimerKey::MemberHeartbeat {
+            group_id,
+            member_id,
+        }) if !outcome.records.is_empty() => {
             metrics::counter!(m::GROUP_MEMBER_EXPIRATIONS_TOTAL).increment(1);
+            tracing::info!(
+                group = group_id.as_str(),
+                member = member_id.as_str(),
+                "member expired: no heartbeat within its session timeout"
+            );
         }
         Some(TimerKey::OffsetsRetention) => {
             let expired = outcome
@@ -723,6 +736,9 @@ fn count_expirations(fired: Option<&TimerKey>, outcome: &Outcome) {
                 .filter(|r| matches!(r, coordinator::Record::OffsetCommit { value: None, .. }))
                 .count();
             metrics::counter!(m::GROUP_OFFSETS_EXPIRED_TOTAL).increment(expired as u64);
+            if expired > 0 {
+                tracing::info!(offsets = expired, "committed offsets expired (retention)");
+            }
         }
         _ => {}
     }

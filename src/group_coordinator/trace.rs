@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use coordinator::{ClassicGroup, ErrorKind, Record, Reply, WriteCommand};
+use coordinator::{ClassicGroup, ErrorKind, ParkedKind, Record, Reply, WriteCommand};
 
 /// `JoinGroup member=… instance=… v=…` and the like.
 pub(crate) fn command(c: &WriteCommand) -> String {
@@ -165,4 +165,30 @@ mod tests {
             "Heartbeat error=IllegalGeneration"
         );
     }
+}
+
+/// A completed join phase, as the INFO line names it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Rebalance<'a> {
+    pub group: &'a str,
+    pub generation: i32,
+    /// Members answered with the new generation.
+    pub members: usize,
+    pub protocol: &'a str,
+}
+
+/// The rebalance that `replies` complete, if they answer JoinGroups without error (one
+/// outcome completes at most one group's join phase).
+pub(crate) fn rebalance(replies: &[coordinator::MemberReply]) -> Option<Rebalance<'_>> {
+    let mut joins = replies.iter().filter_map(|r| match &r.reply {
+        Reply::Join(j) if r.kind == ParkedKind::Join && j.error.is_none() => Some((r, j)),
+        _ => None,
+    });
+    let (first, join) = joins.next()?;
+    Some(Rebalance {
+        group: first.group_id.as_str(),
+        generation: join.generation.0,
+        members: 1 + joins.count(),
+        protocol: join.protocol_name.as_deref().unwrap_or(""),
+    })
 }

@@ -4,8 +4,9 @@
 //!  Server::start(args)
 //!    lock <data-dir>/cohort.lock ─> bind Kafka + HTTP listeners
 //!    spawn run(listener, front) ─ accept ─> one task per connection (connection::serve)
+//!    spawn http::run (/healthz, /readyz, /metrics, /console): answers while the node loads
 //!    start Raft (replays the log) ─> caught up ─> open the data plane ─> front: broker ready
-//!    spawn http::run (/healthz, /metrics, /console) and lag::run_exporter
+//!      (/readyz: 200 from here while a leader is known) ─> spawn lag::run_exporter
 //!  Server::shutdown()
 //!    flip the shutdown signal: stop accepting; idle connections close; a connection in the
 //!    middle of a request finishes it and writes the response; long polls answer at once
@@ -37,6 +38,7 @@ use crate::handlers::loading::LoadingNode;
 use crate::lag::{LagFeed, LogOffsetsPoller};
 use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
+use crate::readiness::Readiness;
 use crate::replicated::catalog::{RaftCatalog, RaftCluster};
 use front::Front;
 
@@ -48,6 +50,9 @@ const CATCH_UP_WAIT: Duration = Duration::from_secs(60);
 /// interval, within these).
 const LAG_POLL_TIMEOUT_MIN: Duration = Duration::from_secs(1);
 const LAG_POLL_TIMEOUT_MAX: Duration = Duration::from_secs(5);
+
+/// Exit code of a command line that cannot run (clap's own usage errors exit with it too).
+pub const USAGE_EXIT_CODE: u8 = 2;
 
 /// Why the broker could not start.
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +93,8 @@ pub struct Server {
     /// Polls log offsets and samples lag while this node is the coordinator.
     lag_task: tokio::task::JoinHandle<()>,
     maintenance_task: tokio::task::JoinHandle<()>,
+    /// What `/readyz` reports.
+    readiness: Arc<Readiness>,
     /// Held until shutdown completes.
     lock: DataDirLock,
 }
@@ -107,6 +114,8 @@ impl Server {
         // Installs the recorder before anything counts (the Raft node and the coordinator
         // publish gauges while they start).
         let _ = m::prometheus();
+        // A command line that cannot run creates no file and binds no port.
+        args.validate()?;
         let lock = DataDirLock::acquire(&args.data_dir)?;
         let kafka_listener =
             TcpListener::bind(args.listen)
@@ -135,6 +144,10 @@ impl Server {
                 source,
             })?;
         let config = BrokerConfig::resolve(&args, kafka_addr)?;
+        tracing::info!(version = env!("CARGO_PKG_VERSION"), %kafka_addr, %http_addr, "cohort starting");
+        for line in crate::config::summary::lines(&args, &config) {
+            tracing::info!("{line}");
+        }
         // Serving starts now, while the node replays its log: group requests are answered
         // COORDINATOR_LOAD_IN_PROGRESS (as Kafka's listener does while a coordinator loads),
         // the rest waits for the broker. Returning early drops `shutdown_tx`, which ends it.
@@ -152,7 +165,20 @@ impl Server {
         let (front, publish) =
             Front::new(loading_as, config.max_frame_bytes, config.max_connections);
         let kafka_task = tokio::spawn(run(kafka_listener, front, shutdown_rx.clone()));
+        let readiness = Arc::new(Readiness::default());
+        readiness.listening();
+        // HTTP answers from now on: /healthz says the process is alive and /readyz what it
+        // still waits for while the log replays.
         let lag = Arc::new(LagFeed::new(config.lag));
+        let http_routes = Arc::new(crate::http::Routes {
+            lag: lag.clone(),
+            readiness: readiness.clone(),
+        });
+        let http_task = tokio::spawn(crate::http::run(
+            http_listener,
+            http_routes,
+            shutdown_rx.clone(),
+        ));
         let groups = Arc::new(
             crate::replicated::start(
                 config.node_id,
@@ -164,6 +190,7 @@ impl Server {
             )
             .await?,
         );
+        readiness.groups_started(&groups);
         // The data plane prunes partition directories no topic owns: it must see the topic
         // list as committed, not as a half-replayed log. A one-voter cluster also becomes
         // the active coordinator here, so its first clients never see NOT_COORDINATOR.
@@ -194,15 +221,7 @@ impl Server {
             groups: Some(groups.clone()),
         });
         publish.ready(broker.clone());
-        let http_routes = Arc::new(crate::http::Routes {
-            lag: lag.clone(),
-            groups: Some(groups.clone()),
-        });
-        let http_task = tokio::spawn(crate::http::run(
-            http_listener,
-            http_routes,
-            shutdown_rx.clone(),
-        ));
+        readiness.replayed();
         let interval = broker.config.lag_sample_interval;
         let poller = LogOffsetsPoller::new(
             broker.config.node_id,
@@ -236,6 +255,7 @@ impl Server {
             http_task,
             lag_task,
             maintenance_task,
+            readiness,
             lock,
         })
     }
@@ -263,6 +283,7 @@ impl Server {
     /// Stops accepting, lets in-flight requests finish (bounded by [`SHUTDOWN_GRACE`]), makes
     /// every write durable and releases the data directory.
     pub async fn shutdown(self) {
+        self.readiness.stopping();
         let _ = self.shutdown_tx.send(true);
         if self.kafka_task.await.is_err() {
             tracing::error!("the accept loop panicked");
@@ -355,9 +376,16 @@ async fn maintenance(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
-/// `cohort serve`: runs a [`Server`] until SIGINT or SIGTERM; exit code 0 after a clean stop.
+/// `cohort serve`: runs a [`Server`] until SIGINT or SIGTERM; exit code 0 after a clean stop,
+/// 2 (nothing started) when a flag breaks its rule.
 pub fn serve_main(args: ServeArgs) -> ExitCode {
-    init_tracing();
+    if let Err(ConfigError::Invalid(broken)) = args.validate() {
+        for b in broken {
+            eprintln!("cohort serve: {b}");
+        }
+        return ExitCode::from(USAGE_EXIT_CODE);
+    }
+    crate::logging::init(args.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -412,14 +440,4 @@ fn wait_for_signal() -> impl std::future::Future<Output = &'static str> {
             _ = term.recv() => "SIGTERM",
         }
     }
-}
-
-fn init_tracing() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
 }

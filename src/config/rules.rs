@@ -1,0 +1,495 @@
+//! Start-up checks of `cohort serve`'s flags: one table, one line per rule.
+//!
+//! ```text
+//!  clap parses (types)  ─>  serve_rules() checks (ranges, relations, zero)  ─>  Server::start
+//!                                  │ any broken: every message on stderr, exit 2,
+//!                                  └ nothing started (no lock file, no data dir, no port)
+//! ```
+//!
+//! Why a table and not `value_parser` ranges: relations between flags (`min <= max`) and
+//! checks that need another flag (`--peers` must name `--node-id`) live in the same place as
+//! plain ranges, every message reads the same ("--flag must be ..., got X"), and a test walks
+//! clap's own list of flags to make sure none is left without a rule.
+//!
+//! Adding a flag: add the field to [`ServeArgs`] (or a flattened group), then one line in
+//! [`serve_rules`], then one `rejects!` line in the tests below.
+
+use std::fmt::Display;
+use std::ops::RangeInclusive;
+
+use super::ServeArgs;
+
+/// A week, in milliseconds: the longest period any periodic task may be given (a timer past
+/// it is a typo, and `Instant + period` must not overflow).
+pub const PERIOD_MS_MAX: u64 = 7 * 24 * 3_600_000;
+/// Longest `--flush-ms`: an hour of acknowledged writes that a power cut may lose.
+pub const FLUSH_MS_MAX: u64 = 3_600_000;
+/// Most client connections `--max-connections` may allow (each is a task and a descriptor).
+pub const MAX_CONNECTIONS_MAX: usize = 1_000_000;
+/// Longest offset retention: a hundred years (Kafka has no bound; the coordinator adds it to
+/// commit timestamps, which must not overflow).
+pub const OFFSETS_RETENTION_MINUTES_MAX: i64 = 100 * 365 * 24 * 60;
+/// Largest `--offset-metadata-max-bytes`: each committed offset may carry this much, in the
+/// replicated state and every snapshot.
+pub const OFFSET_METADATA_MAX_BYTES_MAX: usize = 1024 * 1024;
+/// Longest initial rebalance delay: five minutes (Kafka's default is 3 s).
+pub const INITIAL_REBALANCE_DELAY_MS_MAX: i32 = 300_000;
+
+/// A flag that breaks its rule: the message names the flag, what it must be, what it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{flag} must be {must_be}, got {value}")]
+pub struct Broken {
+    /// The flag, as typed on the command line (`--flush-ms`).
+    pub flag: &'static str,
+    /// What a good value is ("between 1 and 3600000").
+    pub must_be: String,
+    /// The value given.
+    pub value: String,
+}
+
+/// Returns the value (as it should be shown) when the arguments break the rule.
+type Check<A> = Box<dyn Fn(&A) -> Option<String> + Send + Sync>;
+
+/// One rule about one flag.
+pub struct Rule<A> {
+    /// The flag the message names.
+    pub flag: &'static str,
+    /// What a good value is, as the message says it.
+    pub must_be: String,
+    check: Check<A>,
+}
+
+impl<A> Rule<A> {
+    /// The flag's value lies in `range` (both ends included).
+    pub fn range<T>(
+        flag: &'static str,
+        range: RangeInclusive<T>,
+        get: impl Fn(&A) -> T + Send + Sync + 'static,
+    ) -> Rule<A>
+    where
+        T: PartialOrd + Display + Copy + Send + Sync + 'static,
+    {
+        let must_be = format!("between {} and {}", range.start(), range.end());
+        Rule::new(flag, must_be, move |a| {
+            let v = get(a);
+            (!range.contains(&v)).then(|| v.to_string())
+        })
+    }
+
+    /// The flag's value, when it is given, lies in `range`.
+    pub fn range_if_set<T>(
+        flag: &'static str,
+        range: RangeInclusive<T>,
+        get: impl Fn(&A) -> Option<T> + Send + Sync + 'static,
+    ) -> Rule<A>
+    where
+        T: PartialOrd + Display + Copy + Send + Sync + 'static,
+    {
+        let must_be = format!("between {} and {} when set", range.start(), range.end());
+        Rule::new(flag, must_be, move |a| {
+            get(a).filter(|v| !range.contains(v)).map(|v| v.to_string())
+        })
+    }
+
+    /// The flag's value is at least `min` (for flags whose type already bounds them above).
+    pub fn at_least<T>(
+        flag: &'static str,
+        min: T,
+        get: impl Fn(&A) -> T + Send + Sync + 'static,
+    ) -> Rule<A>
+    where
+        T: PartialOrd + Display + Copy + Send + Sync + 'static,
+    {
+        Rule::new(flag, format!("at least {min}"), move |a| {
+            let v = get(a);
+            (v < min).then(|| v.to_string())
+        })
+    }
+
+    /// Anything else (a relation between flags, a format): `broken` returns the offending value.
+    pub fn new(
+        flag: &'static str,
+        must_be: impl Into<String>,
+        broken: impl Fn(&A) -> Option<String> + Send + Sync + 'static,
+    ) -> Rule<A> {
+        Rule {
+            flag,
+            must_be: must_be.into(),
+            check: Box::new(broken),
+        }
+    }
+
+    /// The message, if `args` break this rule.
+    pub fn check(&self, args: &A) -> Option<Broken> {
+        (self.check)(args).map(|value| Broken {
+            flag: self.flag,
+            must_be: self.must_be.clone(),
+            value,
+        })
+    }
+}
+
+/// Every rule `args` break, in table order (all of them: an operator fixes a command line once).
+pub fn broken<A>(rules: &[Rule<A>], args: &A) -> Vec<Broken> {
+    rules.iter().filter_map(|r| r.check(args)).collect()
+}
+
+/// `HOST:PORT` with a host and a port number other than 0 (what clients or peers dial).
+fn is_host_port(s: &str) -> bool {
+    s.rsplit_once(':').is_some_and(|(h, p)| {
+        let h = h.trim_start_matches('[').trim_end_matches(']');
+        !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p != 0)
+    })
+}
+
+/// `HOST:PORT` where port 0 (pick a free port) is allowed: what a listener binds.
+fn is_bind_addr(s: &str) -> bool {
+    s.rsplit_once(':').is_some_and(|(h, p)| {
+        let h = h.trim_start_matches('[').trim_end_matches(']');
+        !h.is_empty() && p.parse::<u16>().is_ok()
+    })
+}
+
+/// The rules of `cohort serve`, one line each.
+pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
+    use crate::config::{
+        LAG_GROUPS_MAX_MAX, LAG_PARTITIONS_MAX_MAX, LAG_SAMPLE_INTERVAL_MS_MAX,
+        LAG_SAMPLE_INTERVAL_MS_MIN, LAG_WINDOW_MS_MAX,
+    };
+    vec![
+        // --- where it lives and listens ---
+        Rule::new(
+            "--http",
+            "another address than --listen",
+            |a: &ServeArgs| (a.http.port() != 0 && a.http == a.listen).then(|| a.http.to_string()),
+        ),
+        Rule::new("--advertise", "HOST:PORT", |a: &ServeArgs| {
+            a.advertise
+                .as_ref()
+                .filter(|s| !is_host_port(s))
+                .map(|s| format!("{s:?}"))
+        }),
+        Rule::at_least("--node-id", 0, |a: &ServeArgs| a.node_id),
+        // --- topics and the data plane ---
+        Rule::range(
+            "--num-partitions",
+            1..=crate::topics::MAX_PARTITIONS_PER_TOPIC,
+            |a: &ServeArgs| a.num_partitions,
+        ),
+        // 0 made the maintenance task's interval panic, which silently stopped retention and
+        // flushing for the life of the process.
+        Rule::range_if_set("--flush-ms", 1..=FLUSH_MS_MAX, |a: &ServeArgs| a.flush_ms),
+        Rule::range(
+            "--max-frame-bytes",
+            1024..=i32::MAX as usize,
+            |a: &ServeArgs| a.max_frame_bytes,
+        ),
+        Rule::range(
+            "--max-connections",
+            1..=MAX_CONNECTIONS_MAX,
+            |a: &ServeArgs| a.max_connections,
+        ),
+        Rule::range(
+            "--retention-check-ms",
+            1..=PERIOD_MS_MAX,
+            |a: &ServeArgs| a.retention_check_ms,
+        ),
+        // --- lag tracking ---
+        Rule::range(
+            "--lag-sample-interval-ms",
+            LAG_SAMPLE_INTERVAL_MS_MIN..=LAG_SAMPLE_INTERVAL_MS_MAX,
+            |a: &ServeArgs| a.lag_sample_interval_ms,
+        ),
+        Rule::new(
+            "--lag-window-ms",
+            format!(
+                "at least twice and at most {} times --lag-sample-interval-ms, and at most \
+                 {LAG_WINDOW_MS_MAX}",
+                crate::config::LAG_OBSERVATIONS_MAX
+            ),
+            |a: &ServeArgs| {
+                let (w, i) = (a.lag_window_ms, a.lag_sample_interval_ms.max(1));
+                let fits = w >= i.saturating_mul(2)
+                    && w <= LAG_WINDOW_MS_MAX
+                    && w / i <= crate::config::LAG_OBSERVATIONS_MAX;
+                (!fits).then(|| w.to_string())
+            },
+        ),
+        Rule::range(
+            "--lag-groups-max",
+            1..=LAG_GROUPS_MAX_MAX,
+            |a: &ServeArgs| a.lag_groups_max,
+        ),
+        Rule::range(
+            "--lag-partitions-max",
+            1..=LAG_PARTITIONS_MAX_MAX,
+            |a: &ServeArgs| a.lag_partitions_max,
+        ),
+        Rule::range(
+            "--lag-partitions-per-group-max",
+            1..=LAG_GROUPS_MAX_MAX,
+            |a: &ServeArgs| a.lag_partitions_per_group_max,
+        ),
+        // --- the Raft meta service ---
+        Rule::new("--raft", "HOST:PORT (port 0 picks one)", |a: &ServeArgs| {
+            (!is_bind_addr(&a.cluster.raft_listen)).then(|| format!("{:?}", a.cluster.raft_listen))
+        }),
+        Rule::new("--advertise-raft", "HOST:PORT", |a: &ServeArgs| {
+            a.cluster
+                .advertise_raft
+                .as_ref()
+                .filter(|s| !is_host_port(s))
+                .map(|s| format!("{s:?}"))
+        }),
+        Rule::new(
+            "--peers",
+            "id@raft_host:port@kafka_host:port,... naming --node-id once, each id once",
+            |a: &ServeArgs| {
+                let node = u64::try_from(a.node_id).ok()?;
+                let peers = match a.cluster.bootstrap(node) {
+                    Ok(raft_meta::Bootstrap::Cluster(p)) => p,
+                    Ok(_) => return None,
+                    Err(_) => return Some(format!("{:?}", a.cluster.peers.join(","))),
+                };
+                let mut ids: Vec<u64> = peers.iter().map(|p| p.node_id).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                (ids.len() != peers.len()).then(|| format!("{:?}", a.cluster.peers.join(",")))
+            },
+        ),
+        Rule::new("--raft-store", "segments or sled", |a: &ServeArgs| {
+            a.cluster
+                .store()
+                .is_err()
+                .then(|| format!("{:?}", a.cluster.raft_store))
+        }),
+        Rule::at_least("--raft-snapshot-every-entries", 1, |a: &ServeArgs| {
+            a.cluster.raft_snapshot_every_entries
+        }),
+        Rule::range("--raft-batch-max-commands", 1..=65_536, |a: &ServeArgs| {
+            a.cluster.raft_batch_max_commands
+        }),
+        Rule::range("--raft-batches-in-flight", 1..=64, |a: &ServeArgs| {
+            a.cluster.raft_batches_in_flight
+        }),
+        // --- the group coordinator (Kafka's broker configs of the same names) ---
+        Rule::range(
+            "--group-initial-rebalance-delay-ms",
+            0..=INITIAL_REBALANCE_DELAY_MS_MAX,
+            |a: &ServeArgs| a.group.group_initial_rebalance_delay_ms,
+        ),
+        Rule::at_least("--group-min-session-timeout-ms", 1, |a: &ServeArgs| {
+            a.group.group_min_session_timeout_ms
+        }),
+        Rule::new(
+            "--group-max-session-timeout-ms",
+            "at least --group-min-session-timeout-ms",
+            |a: &ServeArgs| {
+                let g = &a.group;
+                (g.group_max_session_timeout_ms < g.group_min_session_timeout_ms)
+                    .then(|| g.group_max_session_timeout_ms.to_string())
+            },
+        ),
+        Rule::at_least("--group-max-size", 1, |a: &ServeArgs| {
+            a.group.group_max_size
+        }),
+        Rule::range(
+            "--offsets-retention-minutes",
+            1..=OFFSETS_RETENTION_MINUTES_MAX,
+            |a: &ServeArgs| a.group.offsets_retention_minutes,
+        ),
+        Rule::range(
+            "--offsets-retention-check-interval-ms",
+            1..=PERIOD_MS_MAX as i64,
+            |a: &ServeArgs| a.group.offsets_retention_check_interval_ms,
+        ),
+        Rule::range(
+            "--offset-metadata-max-bytes",
+            0..=OFFSET_METADATA_MAX_BYTES_MAX,
+            |a: &ServeArgs| a.group.offset_metadata_max_bytes,
+        ),
+    ]
+}
+
+/// Flags of `cohort serve` that need no rule, and why (the test below fails for any flag that
+/// is in neither list).
+#[cfg(test)]
+const NO_RULE: &[(&str, &str)] = &[
+    (
+        "--data-dir",
+        "any directory; clap refuses an empty one, the lock file names a bad one",
+    ),
+    ("--listen", "clap parses a socket address; port 0 picks one"),
+    ("--auto-create-topics", "a boolean"),
+    ("--join", "a boolean; clap refuses it with --peers"),
+    ("--log-format", "clap refuses anything but text or json"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(flags: &[&str]) -> ServeArgs {
+        match Wrap::try_parse_from(std::iter::once("serve").chain(flags.iter().copied())) {
+            Ok(w) => w.args,
+            Err(e) => panic!("{flags:?} does not parse: {e}"),
+        }
+    }
+
+    fn broken_by(flags: &[&str]) -> Vec<Broken> {
+        broken(&serve_rules(), &parse(flags))
+    }
+
+    #[test]
+    fn the_defaults_break_no_rule() {
+        assert_eq!(broken_by(&[]), vec![]);
+    }
+
+    #[test]
+    fn every_flag_has_a_rule_or_a_reason_not_to() {
+        let rules: Vec<&str> = serve_rules().iter().map(|r| r.flag).collect();
+        let command = Wrap::command();
+        let flags: Vec<String> = command
+            .get_arguments()
+            .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        for (flag, _) in NO_RULE {
+            assert!(
+                flags.iter().any(|f| f == flag),
+                "NO_RULE names {flag}, no such flag"
+            );
+        }
+        for flag in flags {
+            let listed = rules.contains(&flag.as_str()) || NO_RULE.iter().any(|(f, _)| *f == flag);
+            assert!(
+                listed,
+                "{flag} has no rule in serve_rules() (src/config/rules.rs) and is not in NO_RULE"
+            );
+        }
+    }
+
+    #[test]
+    fn every_broken_rule_is_reported_at_once() {
+        let all = broken_by(&["--flush-ms", "0", "--num-partitions", "0"]);
+        let flags: Vec<&str> = all.iter().map(|b| b.flag).collect();
+        assert_eq!(flags, ["--num-partitions", "--flush-ms"]);
+        assert_eq!(
+            all[1].to_string(),
+            "--flush-ms must be between 1 and 3600000 when set, got 0"
+        );
+    }
+
+    /// One test per rule: each `bad` command line breaks exactly that rule (and names its
+    /// flag); each `good` one, at the edge of the range, breaks none.
+    macro_rules! rejects {
+        ($name:ident, $flag:literal, bad: [$($bad:expr),+ $(,)?], good: [$($good:expr),+ $(,)?]) => {
+            #[test]
+            fn $name() {
+                for bad in [$(&$bad[..]),+] {
+                    let flags: Vec<&str> = broken_by(bad).iter().map(|b| b.flag).collect();
+                    assert_eq!(flags, [$flag], "{bad:?}");
+                }
+                for good in [$(&$good[..]),+] {
+                    assert_eq!(broken_by(good), vec![], "{good:?}");
+                }
+            }
+        };
+    }
+
+    rejects!(http_differs_from_listen, "--http",
+        bad: [["--listen", "127.0.0.1:9092", "--http", "127.0.0.1:9092"]],
+        good: [["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"]]);
+    rejects!(advertise_is_host_port, "--advertise",
+        bad: [["--advertise", "nonsense"], ["--advertise", "h:0"], ["--advertise", ":9092"]],
+        good: [["--advertise", "kafka.example:19092"], ["--advertise", "[::1]:9092"]]);
+    rejects!(node_id_is_not_negative, "--node-id",
+        bad: [["--node-id=-1"]], good: [["--node-id", "0"]]);
+    rejects!(num_partitions_is_bounded, "--num-partitions",
+        bad: [["--num-partitions", "0"], ["--num-partitions", "10001"]],
+        good: [["--num-partitions", "1"], ["--num-partitions", "10000"]]);
+    rejects!(flush_ms_is_not_zero, "--flush-ms",
+        bad: [["--flush-ms", "0"], ["--flush-ms", "3600001"]],
+        good: [["--flush-ms", "1"], ["--flush-ms", "3600000"]]);
+    rejects!(max_frame_bytes_is_bounded, "--max-frame-bytes",
+        bad: [["--max-frame-bytes", "1023"], ["--max-frame-bytes", "2147483648"]],
+        good: [["--max-frame-bytes", "1024"], ["--max-frame-bytes", "2147483647"]]);
+    rejects!(max_connections_is_bounded, "--max-connections",
+        bad: [["--max-connections", "0"], ["--max-connections", "1000001"]],
+        good: [["--max-connections", "1"]]);
+    rejects!(retention_check_ms_is_not_zero, "--retention-check-ms",
+        bad: [["--retention-check-ms", "0"], ["--retention-check-ms", "604800001"]],
+        good: [["--retention-check-ms", "1"], ["--retention-check-ms", "604800000"]]);
+    rejects!(lag_sample_interval_is_bounded, "--lag-sample-interval-ms",
+        bad: [["--lag-sample-interval-ms", "9", "--lag-window-ms", "1000"],
+              ["--lag-sample-interval-ms", "60001", "--lag-window-ms", "3600000"]],
+        good: [["--lag-sample-interval-ms", "10", "--lag-window-ms", "1000"]]);
+    rejects!(lag_window_spans_two_to_a_thousand_samples, "--lag-window-ms",
+        bad: [["--lag-sample-interval-ms", "1000", "--lag-window-ms", "1999"],
+              ["--lag-window-ms", "3600001"],
+              ["--lag-sample-interval-ms", "10", "--lag-window-ms", "10010"]],
+        good: [["--lag-sample-interval-ms", "1000", "--lag-window-ms", "2000"],
+               ["--lag-sample-interval-ms", "10", "--lag-window-ms", "10000"]]);
+    rejects!(lag_groups_max_is_bounded, "--lag-groups-max",
+        bad: [["--lag-groups-max", "0"], ["--lag-groups-max", "100001"]],
+        good: [["--lag-groups-max", "1"], ["--lag-groups-max", "100000"]]);
+    rejects!(lag_partitions_max_is_bounded, "--lag-partitions-max",
+        bad: [["--lag-partitions-max", "0"], ["--lag-partitions-max", "500001"]],
+        good: [["--lag-partitions-max", "500000"]]);
+    rejects!(lag_partitions_per_group_max_is_bounded, "--lag-partitions-per-group-max",
+        bad: [["--lag-partitions-per-group-max", "0"],
+              ["--lag-partitions-per-group-max", "100001"]],
+        good: [["--lag-partitions-per-group-max", "1"]]);
+    rejects!(raft_is_a_bind_address, "--raft",
+        bad: [["--raft", "nowhere"], ["--raft", ":7000"]],
+        good: [["--raft", "0.0.0.0:0"], ["--raft", "localhost:7000"]]);
+    rejects!(advertise_raft_is_host_port, "--advertise-raft",
+        bad: [["--advertise-raft", "h:0"], ["--advertise-raft", "h"]],
+        good: [["--advertise-raft", "h:7000"]]);
+    rejects!(peers_are_well_formed_and_name_this_node_once, "--peers",
+        bad: [["--peers", "1@x"],
+              ["--node-id", "4", "--peers", "1@h:1@h:2,2@h:3@h:4"],
+              ["--peers", "1@h:1@h:2,1@h:3@h:4"]],
+        good: [["--node-id", "2", "--peers", "1@h:1@h:2,2@h:3@h:4"]]);
+    rejects!(raft_store_is_known, "--raft-store",
+        bad: [["--raft-store", "nope"]], good: [["--raft-store", "sled"]]);
+    rejects!(raft_snapshot_every_entries_is_not_zero, "--raft-snapshot-every-entries",
+        bad: [["--raft-snapshot-every-entries", "0"]],
+        good: [["--raft-snapshot-every-entries", "1"]]);
+    rejects!(raft_batch_max_commands_is_bounded, "--raft-batch-max-commands",
+        bad: [["--raft-batch-max-commands", "0"], ["--raft-batch-max-commands", "65537"]],
+        good: [["--raft-batch-max-commands", "1"], ["--raft-batch-max-commands", "65536"]]);
+    rejects!(raft_batches_in_flight_is_bounded, "--raft-batches-in-flight",
+        bad: [["--raft-batches-in-flight", "0"], ["--raft-batches-in-flight", "65"]],
+        good: [["--raft-batches-in-flight", "1"], ["--raft-batches-in-flight", "64"]]);
+    rejects!(initial_rebalance_delay_is_bounded, "--group-initial-rebalance-delay-ms",
+        bad: [["--group-initial-rebalance-delay-ms=-1"],
+              ["--group-initial-rebalance-delay-ms", "300001"]],
+        good: [["--group-initial-rebalance-delay-ms", "0"]]);
+    rejects!(min_session_timeout_is_positive, "--group-min-session-timeout-ms",
+        bad: [["--group-min-session-timeout-ms", "0"]],
+        good: [["--group-min-session-timeout-ms", "1"]]);
+    rejects!(min_session_timeout_is_at_most_max, "--group-max-session-timeout-ms",
+        bad: [["--group-min-session-timeout-ms", "6000", "--group-max-session-timeout-ms", "5999"]],
+        good: [["--group-min-session-timeout-ms", "6000", "--group-max-session-timeout-ms", "6000"]]);
+    rejects!(group_max_size_is_positive, "--group-max-size",
+        bad: [["--group-max-size", "0"]], good: [["--group-max-size", "1"]]);
+    rejects!(offsets_retention_is_positive, "--offsets-retention-minutes",
+        bad: [["--offsets-retention-minutes", "0"],
+              ["--offsets-retention-minutes", "52560001"]],
+        good: [["--offsets-retention-minutes", "1"]]);
+    rejects!(offsets_retention_check_interval_is_positive, "--offsets-retention-check-interval-ms",
+        bad: [["--offsets-retention-check-interval-ms", "0"],
+              ["--offsets-retention-check-interval-ms", "604800001"]],
+        good: [["--offsets-retention-check-interval-ms", "1"]]);
+    rejects!(offset_metadata_max_bytes_is_bounded, "--offset-metadata-max-bytes",
+        bad: [["--offset-metadata-max-bytes", "1048577"]],
+        good: [["--offset-metadata-max-bytes", "0"], ["--offset-metadata-max-bytes", "1048576"]]);
+}

@@ -1,0 +1,100 @@
+//! The effective configuration in a few short INFO lines at start-up: what an operator checks
+//! first when a node behaves unexpectedly ("which flags did it actually run with?").
+
+use super::{BrokerConfig, ServeArgs};
+
+/// One line per area, each `area: key value, ...`. Limits added later join the `limits` line.
+pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
+    let cluster = &args.cluster;
+    let group = &args.group;
+    let membership = if cluster.join {
+        "joining an existing cluster".to_string()
+    } else if cluster.peers.is_empty() {
+        "one voter".to_string()
+    } else {
+        format!("peers {}", cluster.peers.join(","))
+    };
+    let durability = match config.flush_interval {
+        None => "fsync before every acknowledgement".to_string(),
+        Some(d) => format!("acknowledge at once, fsync every {} ms", d.as_millis()),
+    };
+    vec![
+        format!(
+            "node: id {}, data dir {}, advertised {}:{}",
+            config.node_id,
+            config.data_dir.display(),
+            config.advertised_host,
+            config.advertised_port
+        ),
+        format!(
+            "raft: {membership}, listen {}, store {}, snapshot every {} entries",
+            cluster.raft_listen, cluster.raft_store, cluster.raft_snapshot_every_entries
+        ),
+        format!(
+            "topics: {durability}, retention checked every {} ms, auto-create {}, default \
+             partitions {}",
+            config.retention_check_interval.as_millis(),
+            if config.auto_create_topics {
+                "on"
+            } else {
+                "off"
+            },
+            config.default_num_partitions
+        ),
+        format!(
+            "groups: session timeout {}..{} ms, initial rebalance delay {} ms, max size {}, \
+             offsets kept {} min",
+            group.group_min_session_timeout_ms,
+            group.group_max_session_timeout_ms,
+            group.group_initial_rebalance_delay_ms,
+            group.group_max_size,
+            group.offsets_retention_minutes
+        ),
+        format!(
+            "limits: frame {} bytes, {} connections, lag tracked for {} groups / {} partitions",
+            config.max_frame_bytes,
+            config.max_connections,
+            config.lag.groups_max,
+            config.lag.partitions_max
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn the_default_configuration_reads_in_five_short_lines() {
+        let args = Wrap::parse_from(["serve", "--flush-ms", "50"]).args;
+        let config = match BrokerConfig::resolve(&args, ([127, 0, 0, 1], 9092).into()) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        let lines = lines(&args, &config);
+        assert_eq!(lines.len(), 5);
+        assert!(lines.iter().all(|l| l.len() < 160), "{lines:#?}");
+        assert_eq!(
+            lines[0],
+            "node: id 1, data dir ./data, advertised 127.0.0.1:9092"
+        );
+        assert!(lines[1].starts_with("raft: one voter, "), "{}", lines[1]);
+        assert!(
+            lines[2].starts_with("topics: acknowledge at once, fsync every 50 ms"),
+            "{}",
+            lines[2]
+        );
+        assert!(
+            lines[3].contains("session timeout 6000..1800000 ms"),
+            "{}",
+            lines[3]
+        );
+    }
+}
