@@ -1,11 +1,61 @@
 #!/usr/bin/env bash
 # Runs every test Cohort has, on a fresh machine too: installs the real clients the suite
-# drives, then formatting, lints, layering, and the whole workspace's tests.
+# drives, then formatting, lints, layering, and the whole workspace's tests. Prints how long
+# each phase took (building the tests apart from running them), the slowest test binaries, and
+# the total, even when one fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup-clients.sh
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets -- -D warnings
-scripts/check-layering.sh
-cargo test --workspace --no-fail-fast
+started=$SECONDS
+timings=()
+current=""
+phase_started=0
+tests_log=$(mktemp)
+
+report() {
+    echo
+    echo "== scripts/test.sh phases =="
+    for t in "${timings[@]}"; do echo "$t"; done
+    if [ -n "$current" ]; then
+        printf '%-10s %6ss  FAILED\n' "$current" $((SECONDS - phase_started))
+    fi
+    printf '%-10s %6ss\n' total $((SECONDS - started))
+    slowest_test_binaries
+    rm -f "$tests_log"
+}
+
+# The test binaries that ran longest (cargo prints "Running X" then "finished in Ns").
+slowest_test_binaries() {
+    [ -s "$tests_log" ] || return 0
+    echo "== slowest test binaries =="
+    # "Running tests/x.rs (target/.../x-HASH)" -> "tests/x.rs (x)"; "Doc-tests protocol" as is.
+    awk '/^ *(Running|Doc-tests) / {
+             name = $0; sub(/^ *(Running|Doc-tests) /, "", name)
+             if (match(name, /\(.*\)$/)) {
+                 bin = substr(name, RSTART + 1, RLENGTH - 2); sub(/.*\//, "", bin)
+                 sub(/-[0-9a-f]+$/, "", bin); sub(/ \(.*$/, "", name); name = name " (" bin ")"
+             }
+         }
+         /^test result: .* finished in / { sub(/s$/, "", $NF); printf "%8.1fs  %s\n", $NF, name }' \
+        "$tests_log" | sort -rn | head -n 8
+}
+trap report EXIT
+
+# phase NAME COMMAND...: runs the command and records its wall time.
+phase() {
+    current=$1
+    shift
+    phase_started=$SECONDS
+    "$@"
+    timings+=("$(printf '%-10s %6ss' "$current" $((SECONDS - phase_started)))")
+    current=""
+}
+
+phase setup scripts/setup-clients.sh
+phase fmt cargo fmt --all -- --check
+phase clippy cargo clippy --workspace --all-targets -- -D warnings
+phase layering scripts/check-layering.sh
+phase build cargo test --workspace --no-run
+# Through tee for the slowest-binaries summary; pipefail keeps cargo's exit status.
+run_tests() { cargo test --workspace --no-fail-fast 2>&1 | tee "$tests_log"; }
+phase tests run_tests
