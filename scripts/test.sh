@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test Cohort has, on a fresh machine too: installs the real clients the suite
-# drives, then formatting, lints, layering, and the whole workspace's tests. Prints how long
-# each phase took (building the tests apart from running them), the slowest test binaries, and
-# the total, even when one fails.
+# drives, then formatting, lints, layering, the whole workspace's tests, and a bounded fuzzing
+# run of the decoders (scripts/fuzz.sh). Prints how long each phase took (building the tests
+# apart from running them), the slowest test binaries, and the total, even when one fails.
+#
+#   FUZZ_SECONDS=N   seconds per fuzz target (default 15); 0 skips the fuzz phase
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,3 +61,6 @@ phase build cargo test --workspace --no-run
 # Through tee for the slowest-binaries summary; pipefail keeps cargo's exit status.
 run_tests() { cargo test --workspace --no-fail-fast 2>&1 | tee "$tests_log"; }
 phase tests run_tests
+if [ "${FUZZ_SECONDS:-15}" != 0 ]; then
+    phase fuzz scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
+fi

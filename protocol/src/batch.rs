@@ -489,6 +489,35 @@ mod tests {
         );
     }
 
+    /// The record-batch fuzzer (`protocol/fuzz`) starts from a client-encoded batch per codec:
+    /// `COHORT_WRITE_FUZZ_SEEDS=1` writes them, otherwise they must be what is kept.
+    #[test]
+    fn the_batch_fuzz_corpus_has_a_batch_per_codec() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/record_batch");
+        for c in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let b = batch(3, c);
+            let path = dir.join(format!("{c:?}"));
+            if std::env::var_os("COHORT_WRITE_FUZZ_SEEDS").is_some() {
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(&path, &b).unwrap();
+                continue;
+            }
+            let kept = std::fs::read(&path).unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}; COHORT_WRITE_FUZZ_SEEDS=1 writes it",
+                    path.display()
+                )
+            });
+            assert_eq!(kept, &b[..], "{} is stale", path.display());
+        }
+    }
+
     #[test]
     fn every_codec_is_looked_into() {
         for c in [

@@ -836,3 +836,54 @@ fn group_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
         _ => return None,
     })
 }
+
+/// Writes `bytes` to the fuzz corpus of `target` as `name` when `COHORT_WRITE_FUZZ_SEEDS` is
+/// set; otherwise checks the kept seed is exactly these bytes.
+fn fuzz_seed(target: &str, name: &str, bytes: &[u8]) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
+    let path = dir.join(name);
+    if std::env::var_os("COHORT_WRITE_FUZZ_SEEDS").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        return;
+    }
+    let kept = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run `COHORT_WRITE_FUZZ_SEEDS=1 cargo test -p protocol` to write the seeds",
+            path.display()
+        )
+    });
+    assert_eq!(
+        kept,
+        bytes,
+        "{} is stale: rewrite the seeds",
+        path.display()
+    );
+}
+
+/// The request fuzzer starts from every served API and version, and from what real clients
+/// sent (`tests/golden`), so its first input already reaches every decoder.
+#[test]
+fn the_request_fuzz_corpus_has_every_served_version_and_the_real_clients_frames() {
+    for (key, v) in decodable_versions() {
+        let frame = client_frame(key, v, &request_sample(key, v));
+        fuzz_seed("decode_request", &format!("{key:?}-v{v}"), &frame);
+    }
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut real = 0;
+    for entry in std::fs::read_dir(golden).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "bin") {
+            let name = path.file_stem().unwrap().to_string_lossy();
+            fuzz_seed(
+                "decode_request",
+                &format!("client-{name}"),
+                &std::fs::read(&path).unwrap(),
+            );
+            real += 1;
+        }
+    }
+    assert!(real >= 8, "only {real} real client frames");
+}
