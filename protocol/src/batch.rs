@@ -360,6 +360,10 @@ pub fn decompress(codec: Codec, data: &Bytes) -> Result<Bytes, String> {
     Ok(Bytes::from(out))
 }
 
+/// The most a raw snappy block can expand: its densest element is a 3-byte copy of 64 bytes
+/// (the format's 2-byte-offset copy), 21.3 times its size; literals and other copies expand less.
+const SNAPPY_MAX_EXPANSION: usize = 22;
+
 /// Snappy as Kafka clients write it: the Java client uses xerial's block framing (a magic
 /// header, then length-prefixed raw blocks); librdkafka and others write one raw block.
 fn snappy(data: &[u8]) -> Result<Vec<u8>, String> {
@@ -367,6 +371,16 @@ fn snappy(data: &[u8]) -> Result<Vec<u8>, String> {
     const XERIAL_HEADER_BYTES: usize = 16;
     let raw = |block: &[u8], out: &mut Vec<u8>| -> Result<(), String> {
         let len = snap::raw::decompress_len(block).map_err(|e| format!("snappy: {e}"))?;
+        // The length is a header anyone can write: believed as it is, five bytes made us
+        // zero-fill up to MAX_DECOMPRESSED_BYTES before the decoder found the block short
+        // (the record-batch fuzzer's slowest inputs). No block can claim more than it can
+        // produce.
+        if len > block.len().saturating_mul(SNAPPY_MAX_EXPANSION) {
+            return Err(format!(
+                "snappy: a {}-byte block claims {len} bytes, more than snappy can expand to",
+                block.len()
+            ));
+        }
         if out.len() + len > MAX_DECOMPRESSED_BYTES {
             return Err(format!(
                 "decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes"
@@ -516,6 +530,26 @@ mod tests {
             });
             assert_eq!(kept, &b[..], "{} is stale", path.display());
         }
+    }
+
+    #[test]
+    fn a_snappy_block_is_not_believed_past_what_it_can_expand_to() {
+        // The densest input there is still decodes: a mebibyte of zeros, as snap encodes it.
+        let zeros = vec![0u8; 1 << 20];
+        let dense = snap::raw::Encoder::new().compress_vec(&zeros).unwrap();
+        let out = decompress(Codec::Snappy, &Bytes::from(dense)).unwrap();
+        assert_eq!(out.len(), zeros.len());
+        // Six bytes claiming 200 MiB are refused before anything is allocated for them.
+        let mut claim = Vec::new();
+        let mut n = 200u64 << 20;
+        while n >= 0x80 {
+            claim.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        claim.push(n as u8);
+        claim.extend_from_slice(&[0, 0]);
+        let err = decompress(Codec::Snappy, &Bytes::from(claim)).unwrap_err();
+        assert!(err.contains("claims 209715200 bytes"), "{err}");
     }
 
     #[test]
