@@ -341,4 +341,64 @@ mod tests {
             assert_eq!(coordinator_error_code(kind).code(), code, "{kind:?}");
         }
     }
+
+    /// Every error code the broker's code can send (a variant of `ErrorCode` named anywhere in `src/`,
+    /// and the bare codes given to `with_error_code`) is a row of protocol's one table, with
+    /// the Java exception and message the operator tools print for it.
+    #[test]
+    fn every_code_the_broker_sends_is_in_the_one_table() {
+        let mut sources = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push(std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        let known: Vec<String> = ErrorCode::all().map(|e| format!("{e:?}")).collect();
+        let mut seen = 0;
+        for source in &sources {
+            for (at, _) in source.match_indices("ErrorCode::") {
+                let name: String = source[at + "ErrorCode::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    continue; // a method (`ErrorCode::from_code`), not a code
+                }
+                assert!(
+                    known.contains(&name),
+                    "ErrorCode::{name} is not in the table"
+                );
+                seen += 1;
+            }
+            for (at, _) in source.match_indices("with_error_code(") {
+                let digits: String = source[at + "with_error_code(".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '-')
+                    .collect();
+                if let Ok(code) = digits.parse::<i16>() {
+                    assert!(
+                        ErrorCode::from_code(code).is_some(),
+                        "code {code} is not in the table"
+                    );
+                }
+            }
+        }
+        assert!(
+            seen > 100,
+            "only {seen} codes found: is the scan reading src/?"
+        );
+        for code in ErrorCode::all().filter(|c| !c.is_none()) {
+            assert!(!code.java_exception().is_empty(), "{code}");
+            assert!(!code.default_message().is_empty(), "{code}");
+        }
+    }
 }

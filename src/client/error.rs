@@ -4,38 +4,38 @@
 
 use std::io;
 
-use super::kafka_errors;
+use protocol::ErrorCode;
 
 /// Kafka error code for "no error".
-pub const NONE: i16 = 0;
+pub const NONE: i16 = ErrorCode::None.code();
 /// The broker's partition metadata lags behind; retry.
-pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = ErrorCode::UnknownTopicOrPartition.code();
 /// The partition has no leader right now; retry.
-pub const LEADER_NOT_AVAILABLE: i16 = 5;
+pub const LEADER_NOT_AVAILABLE: i16 = ErrorCode::LeaderNotAvailable.code();
 /// The broker we asked is not the partition's leader; refresh metadata and retry.
-pub const NOT_LEADER_OR_FOLLOWER: i16 = 6;
+pub const NOT_LEADER_OR_FOLLOWER: i16 = ErrorCode::NotLeaderOrFollower.code();
 /// The coordinator is still loading its state; retry the same node.
-pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = 14;
+pub const COORDINATOR_LOAD_IN_PROGRESS: i16 = ErrorCode::CoordinatorLoadInProgress.code();
 /// The coordinator is not available; look it up again.
-pub const COORDINATOR_NOT_AVAILABLE: i16 = 15;
+pub const COORDINATOR_NOT_AVAILABLE: i16 = ErrorCode::CoordinatorNotAvailable.code();
 /// The node is not the group's coordinator; look it up again.
-pub const NOT_COORDINATOR: i16 = 16;
+pub const NOT_COORDINATOR: i16 = ErrorCode::NotCoordinator.code();
 /// The group id is empty or otherwise invalid.
-pub const INVALID_GROUP_ID: i16 = 24;
+pub const INVALID_GROUP_ID: i16 = ErrorCode::InvalidGroupId.code();
 /// The group is rebalancing; an admin commit retries.
-pub const REBALANCE_IN_PROGRESS: i16 = 27;
+pub const REBALANCE_IN_PROGRESS: i16 = ErrorCode::RebalanceInProgress.code();
 /// Group authorization failed.
-pub const GROUP_AUTHORIZATION_FAILED: i16 = 30;
+pub const GROUP_AUTHORIZATION_FAILED: i16 = ErrorCode::GroupAuthorizationFailed.code();
 /// The broker does not support the version we sent.
-pub const UNSUPPORTED_VERSION: i16 = 35;
+pub const UNSUPPORTED_VERSION: i16 = ErrorCode::UnsupportedVersion.code();
 /// The group does not exist.
-pub const GROUP_ID_NOT_FOUND: i16 = 69;
+pub const GROUP_ID_NOT_FOUND: i16 = ErrorCode::GroupIdNotFound.code();
 /// The group still has members.
-pub const NON_EMPTY_GROUP: i16 = 68;
+pub const NON_EMPTY_GROUP: i16 = ErrorCode::NonEmptyGroup.code();
 /// A member of the group subscribes to the topic.
-pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = 86;
+pub const GROUP_SUBSCRIBED_TO_TOPIC: i16 = ErrorCode::GroupSubscribedToTopic.code();
 /// Topic authorization failed.
-pub const TOPIC_AUTHORIZATION_FAILED: i16 = 29;
+pub const TOPIC_AUTHORIZATION_FAILED: i16 = ErrorCode::TopicAuthorizationFailed.code();
 
 /// An error code a broker returned, with the message it sent along (if any).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,29 +65,26 @@ impl KafkaError {
 
     /// The constant's name (`NOT_COORDINATOR`), or `UNKNOWN(<code>)` for a code Kafka lacks.
     pub fn name(&self) -> String {
-        match kafka_errors::lookup(self.code) {
-            Some(info) => info.name.to_string(),
+        match ErrorCode::from_code(self.code) {
+            Some(known) => known.name().to_string(),
             None => format!("UNKNOWN({})", self.code),
         }
     }
 
     /// The message Java would put in the exception: the broker's, else the default one.
     pub fn message(&self) -> String {
-        match (&self.message, kafka_errors::lookup(self.code)) {
+        match (&self.message, ErrorCode::from_code(self.code)) {
             (Some(m), _) => m.clone(),
-            (None, Some(info)) => info.message.to_string(),
-            (None, None) => kafka_errors::lookup(-1)
-                .map(|i| i.message.to_string())
-                .unwrap_or_default(),
+            (None, Some(known)) => known.default_message().to_string(),
+            (None, None) => ErrorCode::UnknownServerError.default_message().to_string(),
         }
     }
 
     /// `Throwable.toString()` of the exception Kafka's client raises for this error.
     pub fn java_string(&self) -> String {
-        let class = kafka_errors::lookup(self.code)
-            .or_else(|| kafka_errors::lookup(-1))
-            .map(|i| i.exception)
-            .unwrap_or("org.apache.kafka.common.errors.UnknownServerException");
+        let class = ErrorCode::from_code(self.code)
+            .unwrap_or(ErrorCode::UnknownServerError)
+            .java_exception();
         format!("{class}: {}", self.message())
     }
 }
@@ -230,13 +227,23 @@ mod tests {
     }
 
     #[test]
-    fn table_is_complete_and_ordered() {
-        let codes: Vec<i16> = kafka_errors::ERRORS.iter().map(|e| e.code).collect();
-        let expected: Vec<i16> = (-1..=128).collect();
-        assert_eq!(codes, expected);
+    fn every_code_of_the_one_table_renders_as_java_names_it() {
+        for code in -1..=133 {
+            let known = ErrorCode::from_code(code).expect("protocol's table covers -1..=133");
+            let e = KafkaError::new(code);
+            assert_eq!(e.name(), known.name());
+            assert_eq!(e.message(), known.default_message());
+            if code != 0 {
+                assert!(!known.java_exception().is_empty(), "{known}");
+                assert_eq!(
+                    e.java_string(),
+                    format!("{}: {}", known.java_exception(), known.default_message())
+                );
+            }
+        }
         assert_eq!(
-            kafka_errors::lookup(GROUP_SUBSCRIBED_TO_TOPIC).map(|e| e.name),
-            Some("GROUP_SUBSCRIBED_TO_TOPIC")
+            KafkaError::new(GROUP_SUBSCRIBED_TO_TOPIC).name(),
+            "GROUP_SUBSCRIBED_TO_TOPIC"
         );
     }
 }

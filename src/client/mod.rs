@@ -13,7 +13,6 @@ pub mod connection;
 pub mod consumer_protocol;
 pub mod error;
 pub mod groups;
-pub mod kafka_errors;
 pub mod offsets;
 pub mod topics;
 pub mod types;
