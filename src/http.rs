@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
 use crate::group_coordinator::Role;
-use crate::lag::{wall_clock_ms, LagFeed, Snapshot};
+use crate::lag::{LagFeed, Snapshot};
 use crate::readiness::Readiness;
 
 /// The root page: where things are.
@@ -49,7 +49,7 @@ pub struct Routes {
 impl Routes {
     /// The lag snapshot, or an empty one saying why there are no figures here.
     fn lag_snapshot(&self) -> (Snapshot, bool) {
-        let now = wall_clock_ms();
+        let now = crate::clock::unix_ms_unsigned();
         match self.lag.snapshot(now) {
             Some(s) => (s, true),
             None => (Snapshot::empty(now, self.not_exporting_notice()), false),

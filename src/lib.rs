@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod broker;
+pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod data;

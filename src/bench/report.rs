@@ -2,7 +2,7 @@
 //! fdatasync distribution, one Markdown table row per measured broker, and the ratios.
 
 use std::fmt::Write;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::commits::{CommitsArgs, Measured};
 use super::fsync_probe::FsyncProbe;
@@ -20,10 +20,8 @@ pub fn command_line() -> String {
 
 /// Today's date (UTC) as `YYYY-MM-DD`.
 pub fn today() -> String {
-    let days = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400);
-    let (y, m, d) = civil_from_days(i64::try_from(days).unwrap_or(0));
+    let days = crate::clock::unix_ms() / 86_400_000;
+    let (y, m, d) = civil_from_days(days);
     format!("{y:04}-{m:02}-{d:02}")
 }
 

@@ -275,12 +275,3 @@ impl DataPlane {
         }
     }
 }
-
-/// Milliseconds since the Unix epoch: the only clock the data plane reads (segment age,
-/// retention), and only at its edge.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}

@@ -30,11 +30,10 @@ mod trace;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use coordinator::{
-    ErrorKind, Generation, JoinResponse, MemberId, ReadCommand, Reply, SyncResponse, TimestampMs,
-    WriteCommand,
+    ErrorKind, Generation, JoinResponse, MemberId, ReadCommand, Reply, SyncResponse, WriteCommand,
 };
 use raft_meta::cohort_app::{Body, CohortApp, Effect, EffectSink, Envelope, RequestToken};
 use raft_meta::{LeaderInfo, MetaNode};
@@ -144,14 +143,6 @@ pub enum Role {
 /// Group writes waiting at once on this node (parked joins and syncs included); beyond it
 /// requests get COORDINATOR_NOT_AVAILABLE, which clients retry.
 pub const GROUP_REQUESTS_IN_FLIGHT_MAX: usize = 100_000;
-
-/// The leader's clock, in Kafka's unit. Time enters the coordinator only here.
-pub fn now_ms() -> TimestampMs {
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    TimestampMs(ms)
-}
 
 /// Randomness for a JoinGroup's member id, drawn by the leader and replicated in the command.
 pub fn nonce() -> u128 {

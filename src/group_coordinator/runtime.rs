@@ -46,7 +46,7 @@ use super::member_writes::{Due, Member, MemberWrites};
 use super::metrics as m;
 use super::timers::TimerWheel;
 use super::trace;
-use super::{now_ms, Role, TokenSource};
+use super::{Role, TokenSource};
 
 /// Where a waiting request's answer goes.
 pub(crate) type Responder = oneshot::Sender<Result<Reply, GroupError>>;
@@ -169,7 +169,7 @@ impl Runtime {
                 _ => None,
             };
             let sleep = deadline.map(|at| {
-                let wait_ms = u64::try_from(at.0 - now_ms().0).unwrap_or(0);
+                let wait_ms = u64::try_from(at.0 - crate::clock::now().0).unwrap_or(0);
                 tokio::time::sleep(Duration::from_millis(wait_ms))
             });
             tokio::select! {
@@ -268,7 +268,7 @@ impl Runtime {
 
     /// The load is done: arm the timers the applied state implies and serve.
     fn activate(&mut self, term: u64, applied: u64) {
-        let now = now_ms();
+        let now = crate::clock::now();
         let (timers, has_cluster_id) = self.node.read_local(|a| {
             (
                 a.app.coordinator().timers_to_arm(now),
@@ -421,7 +421,7 @@ impl Runtime {
                 responder,
             } => {
                 // A heartbeat that waited re-arms the session from now, not from its arrival.
-                command.now_ms = command.now_ms.max(now_ms());
+                command.now_ms = command.now_ms.max(crate::clock::now());
                 let command = ReadCommand::Heartbeat(command);
                 let outcome = self.node.read_local(|a| a.app.coordinator().read(&command));
                 if let ReadCommand::Heartbeat(h) = &command {
@@ -495,7 +495,7 @@ impl Runtime {
         let backoff_ms = i64::try_from(backoff.as_millis()).unwrap_or(i64::MAX);
         self.timers.apply(TimerOp::Set {
             key,
-            at_ms: now_ms().plus_ms(backoff_ms),
+            at_ms: crate::clock::now().plus_ms(backoff_ms),
         });
     }
 
@@ -629,7 +629,7 @@ impl Runtime {
         let Leadership::Active { term } = self.leadership else {
             return;
         };
-        let now = now_ms();
+        let now = crate::clock::now();
         for key in self.timers.take_due(now) {
             if let TimerKey::MemberHeartbeat {
                 group_id,
@@ -691,7 +691,7 @@ impl Runtime {
         // Writes are forgotten on step-down, so this runs only while leading; a new leader
         // arms every session from its state on its own.
         if let Leadership::Active { term } = self.leadership {
-            self.fire(key, term, now_ms());
+            self.fire(key, term, crate::clock::now());
         }
     }
 

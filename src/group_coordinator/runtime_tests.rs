@@ -17,7 +17,7 @@ use raft_meta::WriteError;
 use tokio::sync::{mpsc, oneshot};
 
 use super::runtime::{BackgroundWrites, MemberReady, RuntimeMsg};
-use super::{now_ms, GroupCoordinator};
+use super::GroupCoordinator;
 use crate::replicated::args::{ClusterArgs, GroupArgs};
 
 const SESSION_MS: i32 = 300;
@@ -130,7 +130,7 @@ async fn stable_member(groups: &GroupCoordinator) -> (MemberId, Generation) {
     let join = groups
         .write(WriteCommand::JoinGroup(JoinGroup {
             api_version: ApiVersion(3),
-            now_ms: now_ms(),
+            now_ms: crate::clock::now(),
             nonce: 42,
             group_id: group_id(),
             member_id: MemberId::default(),
@@ -155,7 +155,7 @@ async fn stable_member(groups: &GroupCoordinator) -> (MemberId, Generation) {
     let sync = groups
         .write(WriteCommand::SyncGroup(SyncGroup {
             api_version: ApiVersion(3),
-            now_ms: now_ms(),
+            now_ms: crate::clock::now(),
             group_id: group_id(),
             generation: join.generation,
             member_id: join.member_id.clone(),
@@ -179,7 +179,7 @@ async fn stable_member(groups: &GroupCoordinator) -> (MemberId, Generation) {
 fn heartbeat(member_id: &MemberId, generation: Generation) -> Heartbeat {
     Heartbeat {
         api_version: ApiVersion(3),
-        now_ms: now_ms(),
+        now_ms: crate::clock::now(),
         group_id: group_id(),
         generation,
         member_id: member_id.clone(),
@@ -367,7 +367,7 @@ async fn a_session_expiry_whose_write_fails_while_leading_is_fired_again_and_app
 fn commit(member_id: &MemberId, generation: Generation) -> WriteCommand {
     WriteCommand::CommitOffsets(CommitOffsets {
         api_version: ApiVersion(8),
-        now_ms: now_ms(),
+        now_ms: crate::clock::now(),
         group_id: group_id(),
         generation,
         member_id: member_id.clone(),

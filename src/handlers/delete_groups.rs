@@ -7,13 +7,12 @@ use kafka_protocol::messages::{DeleteGroupsRequest, DeleteGroupsResponse};
 
 use super::group_common::{domain_code, failure_code, groups, str_bytes, unexpected};
 use super::RequestContext;
-use crate::group_coordinator;
 
 /// Deletes each group, answering per group.
 pub async fn handle(ctx: &RequestContext, req: DeleteGroupsRequest) -> DeleteGroupsResponse {
     let command = DeleteGroups {
         api_version: ApiVersion(ctx.version),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         group_ids: req
             .groups_names
             .iter()

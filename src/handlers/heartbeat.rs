@@ -6,13 +6,12 @@ use kafka_protocol::messages::{HeartbeatRequest, HeartbeatResponse};
 
 use super::group_common::{domain_code, failure_code, groups, instance_id, unexpected};
 use super::RequestContext;
-use crate::group_coordinator;
 
 /// Answers a member's heartbeat.
 pub async fn handle(ctx: &RequestContext, req: HeartbeatRequest) -> HeartbeatResponse {
     let command = Heartbeat {
         api_version: ApiVersion(ctx.version),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         generation: Generation(req.generation_id),
         member_id: MemberId::new(req.member_id.as_str()),

@@ -28,7 +28,7 @@ async fn join(ctx: &RequestContext, req: JoinGroupRequest) -> Result<JoinRespons
     let groups = groups(ctx)?;
     let command = JoinGroup {
         api_version: ApiVersion(ctx.version),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         nonce: group_coordinator::nonce(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         member_id: MemberId::new(req.member_id.as_str()),

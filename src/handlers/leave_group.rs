@@ -8,7 +8,6 @@ use super::group_common::{
     domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
 };
 use super::RequestContext;
-use crate::group_coordinator;
 
 /// Removes the members from their group.
 pub async fn handle(ctx: &RequestContext, req: LeaveGroupRequest) -> LeaveGroupResponse {
@@ -30,7 +29,7 @@ pub async fn handle(ctx: &RequestContext, req: LeaveGroupRequest) -> LeaveGroupR
     };
     let command = LeaveGroup {
         api_version: ApiVersion(ctx.version),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         members,
     };

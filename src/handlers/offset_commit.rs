@@ -15,7 +15,7 @@ use super::group_common::{
     domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
 };
 use super::RequestContext;
-use crate::group_coordinator::{self, metrics as gm, GroupError};
+use crate::group_coordinator::{metrics as gm, GroupError};
 
 /// Commits the offsets, answering per partition.
 pub async fn handle(ctx: &RequestContext, req: OffsetCommitRequest) -> OffsetCommitResponse {
@@ -101,7 +101,7 @@ async fn commit(
     let partitions: usize = topics.iter().map(|t| t.partitions.len()).sum();
     let command = CommitOffsets {
         api_version: ApiVersion(v),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         generation: Generation(req.generation_id_or_member_epoch),
         member_id: MemberId::new(req.member_id.as_str()),

@@ -11,7 +11,6 @@ use kafka_protocol::messages::{OffsetDeleteRequest, OffsetDeleteResponse};
 
 use super::group_common::{domain_code, failure_code, groups, str_bytes, unexpected};
 use super::RequestContext;
-use crate::group_coordinator;
 
 /// Deletes the group's offsets of the requested partitions.
 pub async fn handle(ctx: &RequestContext, req: OffsetDeleteRequest) -> OffsetDeleteResponse {
@@ -21,7 +20,7 @@ pub async fn handle(ctx: &RequestContext, req: OffsetDeleteRequest) -> OffsetDel
     };
     let command = DeleteOffsets {
         api_version: ApiVersion(ctx.version),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         topics: req
             .topics

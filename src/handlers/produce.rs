@@ -19,7 +19,7 @@ use kafka_protocol::messages::TopicName;
 use protocol::batch::BatchHeader;
 
 use super::{Reply, RequestContext};
-use crate::data::{now_ms, Appending, Partition};
+use crate::data::{Appending, Partition};
 use crate::errors::{to_kafka_error, BrokerError};
 
 /// Handles one Produce request: [`begin`] then [`InFlight::finish`].
@@ -85,7 +85,7 @@ pub async fn begin(ctx: &RequestContext, req: ProduceRequest, sync_now: bool) ->
         }
         shape.push((t.name, indexes));
     }
-    let now = now_ms();
+    let now = crate::clock::unix_ms();
     let sync_now = sync_now && jobs.len() == 1;
     let write_all = move || {
         jobs.into_iter()

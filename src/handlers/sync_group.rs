@@ -34,7 +34,7 @@ async fn sync(ctx: &RequestContext, req: SyncGroupRequest) -> Result<SyncRespons
     let groups = groups(ctx)?;
     let command = SyncGroup {
         api_version: ApiVersion(ctx.version),
-        now_ms: group_coordinator::now_ms(),
+        now_ms: crate::clock::now(),
         group_id: GroupId::new(req.group_id.0.as_str()),
         generation: Generation(req.generation_id),
         member_id: MemberId::new(req.member_id.as_str()),

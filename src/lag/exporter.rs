@@ -16,7 +16,6 @@ use tokio::sync::watch;
 
 use super::feed::LagFeed;
 use super::log_offsets::LogOffsetsPoller;
-use super::sampler::wall_clock_ms;
 
 /// Time one round of log-offset polling took, in seconds.
 pub const POLL_SECONDS: &str = "cohort_lag_poll_seconds";
@@ -68,7 +67,7 @@ pub async fn run_exporter(
         failing = failed_now;
         feed.record_log_offsets(&round.offsets);
         feed.retain_logs(|tp| poller.is_fresh(tp));
-        feed.sample(wall_clock_ms());
+        feed.sample(crate::clock::unix_ms_unsigned());
         metrics::gauge!(TRACKED_PARTITIONS).set(feed.tracked_partitions() as f64);
     }
 }

@@ -6,7 +6,7 @@
 //!        ├─ every applied group outcome ──apply(records, state)──► commits, deletes, group facts
 //!        └─ leadership lost ──stop_exporting──► emptied; snapshots say "not the coordinator"
 //!  log-offsets poller ──record_log_offsets──►  ┐
-//!  sampler (wall clock) ──sample(now)────────► ├─ only while exporting
+//!  exporter (wall clock) ──sample(now)───────► ├─ only while exporting
 //!  /metrics, /console ──snapshot(now)────────► ┘
 //! ```
 //!
@@ -69,8 +69,8 @@ impl Inner {
     }
 }
 
-/// The tracker, shared by the coordinator runtime (commits), the log-offsets poller, the
-/// sampler and the HTTP routes.
+/// The tracker, shared by the coordinator runtime (commits), the exporter (log offsets and
+/// samples) and the HTTP routes.
 #[derive(Debug)]
 pub struct LagFeed {
     config: LagTrackerConfig,

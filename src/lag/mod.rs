@@ -1,7 +1,7 @@
 //! Lag, everywhere an operator looks: the arithmetic (`offset_lag`, Kafka's rules), the lag
 //! status evaluator in the manner of LinkedIn's Burrow (`status`), and the `LagTracker` the
-//! server feeds with commits and log-end offsets and renders from (`tracker`), its `/metrics`
-//! families (`prometheus`), and the task that samples it on the server's clock (`sampler`).
+//! server feeds with commits and log-end offsets and renders from (`tracker`), and its
+//! `/metrics` families (`prometheus`).
 //!
 //! In the server: `feed` (the one tracker, fed by the coordinator runtime while this node is
 //! the active coordinator), `log_offsets` (every partition's log offsets, from the data plane
@@ -14,20 +14,19 @@
 //!                                                └──► snapshot ──► /metrics, /console(.json)
 //! ```
 //!
-//! Everything but `sampler` and `exporter` is clock-free: time comes in as `now_ms` arguments.
+//! Everything but `exporter` is clock-free: time comes in as `now_ms` arguments (the exporter
+//! and the HTTP routes read `crate::clock`).
 
 pub mod exporter;
 pub mod feed;
 pub mod log_offsets;
 pub mod prometheus;
-pub mod sampler;
 pub mod status;
 pub mod tracker;
 
 pub use exporter::run_exporter;
 pub use feed::{LagFeed, LogOffsets};
 pub use log_offsets::LogOffsetsPoller;
-pub use sampler::{run_sampler, wall_clock_ms, SharedLagTracker};
 pub use status::{evaluate, judge, Coverage, LagStatus, Observation, Verdict};
 pub use tracker::{
     GroupSnapshot, LagPoint, LagTracker, LagTrackerConfig, Limit, PartitionSnapshot, Snapshot,

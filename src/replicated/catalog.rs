@@ -172,7 +172,7 @@ impl TopicCatalog for RaftCatalog {
         Box::pin(async move {
             let body = Body::DeleteTopics {
                 names: vec![name],
-                now_ms: crate::group_coordinator::now_ms(),
+                now_ms: crate::clock::now(),
             };
             let deleted = first_result(self.submit(body).await?)?.map_err(catalog_error)?;
             Ok(Arc::new(spec_of(&deleted)))

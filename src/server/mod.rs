@@ -32,7 +32,7 @@ use tokio::task::JoinSet;
 use crate::broker::Broker;
 use crate::cluster::BrokerEndpoint;
 use crate::config::{BrokerConfig, ConfigError, ServeArgs};
-use crate::data::{now_ms, DataPlane};
+use crate::data::DataPlane;
 use crate::group_coordinator::GroupCoordinator;
 use crate::handlers::loading::LoadingNode;
 use crate::lag::{LagFeed, LogOffsetsPoller};
@@ -370,7 +370,7 @@ async fn maintenance(broker: Arc<Broker>, mut shutdown: watch::Receiver<bool>) {
     loop {
         tokio::select! {
             _ = shutdown.changed() => return,
-            _ = retention.tick() => broker.data.enforce_retention(now_ms()).await,
+            _ = retention.tick() => broker.data.enforce_retention(crate::clock::unix_ms()).await,
             _ = flush.tick(), if flush_every.is_some() => broker.data.flush_all().await,
         }
     }

@@ -240,10 +240,7 @@ impl Run<'_, '_> {
         }
         if let Some(v) = self.options.value("by-duration") {
             let duration_ms = timeparse::parse_duration(v).map_err(Stop::exception)?;
-            let now_ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as i64)
-                .unwrap_or(0);
+            let now_ms = crate::clock::unix_ms();
             return self
                 .offsets_for_timestamp(partitions, now_ms.saturating_sub(duration_ms))
                 .await;
