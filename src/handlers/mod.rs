@@ -178,12 +178,15 @@ pub fn api_name(key: ApiKey) -> &'static str {
 }
 
 #[cfg(test)]
+mod file_catalog;
+
+#[cfg(test)]
 pub(crate) mod test_support {
     //! A broker over a temp dir, for handler tests.
+    use super::file_catalog::FileCatalog;
     use super::*;
     use crate::cluster::{BrokerEndpoint, SingleNode};
     use crate::config::{BrokerConfig, ServeArgs};
-    use crate::topics::FileCatalog;
     use clap::Parser;
     use kafka_protocol::messages::BrokerId;
 

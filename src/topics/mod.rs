@@ -5,21 +5,20 @@
 //!  handlers ──> TopicCatalog (trait) ──> replicated::catalog::RaftCatalog: the topic table of
 //!                                        the Raft meta service (changes are replicated
 //!                                        commands, forwarded to the leader from a follower)
-//!                                   └──> FileCatalog: <data-dir>/metadata.json, replaced
-//!                                        atomically; only handler unit tests still use it
 //! ```
+//!
+//! The handlers' unit tests run on a file-backed catalog of their own
+//! (`handlers/file_catalog.rs`).
 
 pub mod catalog;
 pub mod configs;
 pub mod create;
-pub mod file_catalog;
 pub mod names;
 pub mod spec;
 
 pub use catalog::{CatalogError, ProducerIdAllocator, TopicCatalog};
 pub use configs::{CleanupPolicy, ConfigError, TopicConfigs};
 pub use create::{plan_topic, CreateTopicError, NewTopic};
-pub use file_catalog::FileCatalog;
 pub use spec::{PartitionAssignment, TopicSpec};
 
 /// Most partitions one topic may have: every partition is a directory of open files.

@@ -1,10 +1,11 @@
-//! The single-node catalog: topics, the cluster id and the producer-id high-water mark in one
-//! JSON file under the data directory.
+//! A file-backed topic catalog for the handlers' unit tests: topics, the cluster id and the
+//! producer-id high-water mark in one JSON file under the test's directory. (The broker keeps
+//! topics in the Raft meta service: `replicated::catalog`.)
 //!
 //! Every change writes the whole file anew: `metadata.json.tmp`, fsync, rename over
 //! `metadata.json`, fsync the directory. A crash leaves either the old or the new file, never
 //! a mix. The in-memory copy changes only after the file did, so a failed write changes
-//! nothing. The Raft meta service replaces this with replicated state.
+//! nothing.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,9 +15,9 @@ use std::sync::{Arc, RwLock};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::catalog::{BoxFuture, CatalogError, ProducerIdAllocator, TopicCatalog};
-use super::spec::TopicSpec;
-use super::{MAX_TOPICS, MAX_TOTAL_PARTITIONS};
+use crate::topics::catalog::{BoxFuture, CatalogError, ProducerIdAllocator, TopicCatalog};
+use crate::topics::spec::TopicSpec;
+use crate::topics::{MAX_TOPICS, MAX_TOTAL_PARTITIONS};
 
 /// File name under the data directory.
 pub const METADATA_FILE_NAME: &str = "metadata.json";
