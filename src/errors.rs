@@ -136,6 +136,12 @@ pub fn coordinator_error_code(kind: coordinator::ErrorKind) -> ErrorCode {
         K::FencedInstanceId => ErrorCode::FencedInstanceId,
         K::GroupMaxSizeReached => ErrorCode::GroupMaxSizeReached,
         K::GroupSubscribedToTopic => ErrorCode::GroupSubscribedToTopic,
+        K::UnsupportedVersion => ErrorCode::UnsupportedVersion,
+        K::FencedMemberEpoch => ErrorCode::FencedMemberEpoch,
+        K::UnreleasedInstanceId => ErrorCode::UnreleasedInstanceId,
+        K::UnsupportedAssignor => ErrorCode::UnsupportedAssignor,
+        K::StaleMemberEpoch => ErrorCode::StaleMemberEpoch,
+        K::InvalidRegularExpression => ErrorCode::InvalidRegularExpression,
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::command::{DeleteGroups, DescribeGroups, ListGroups};
 use crate::config::Config;
+use crate::group::consumer;
 use crate::group::GroupState;
 use crate::index::GroupIndex;
 use crate::outcome::{Outcome, ReadOutcome};
@@ -11,8 +12,9 @@ use bytes::Bytes;
 
 /// From v6 DescribeGroups reports an unknown group as GROUP_ID_NOT_FOUND (KIP-1043).
 const DESCRIBE_NOT_FOUND_MIN_VERSION: i16 = 6;
-/// Cohort implements the classic protocol only.
+/// ListGroups v5 group types.
 const CLASSIC_GROUP_TYPE: &str = "classic";
+const CONSUMER_GROUP_TYPE: &str = "consumer";
 
 /// DeleteGroups v0–v2: only Empty groups; their offsets go with them.
 pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGroups) -> Outcome {
@@ -26,6 +28,7 @@ pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGrou
                 None => Err(ErrorKind::GroupIdNotFound),
                 Some(entry) => {
                     let group_state = groups.store.state(entry.group);
+                    let consumer = groups.store.consumer_group(entry.group);
                     if group_state != GroupState::Empty {
                         Err(ErrorKind::NonEmptyGroup)
                     } else {
@@ -37,7 +40,9 @@ pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGrou
                                 value: None,
                             });
                         }
-                        if entry.group.is_some() {
+                        if let Some(consumer) = consumer {
+                            records.extend(consumer::tombstones(group_id, consumer));
+                        } else if entry.group.is_some() {
                             records.push(Record::GroupMetadata {
                                 group_id: group_id.clone(),
                                 value: None,
@@ -55,6 +60,7 @@ pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGrou
         reply: Reply::DeleteGroups(results),
         member_replies: Vec::new(),
         timers: Vec::new(),
+        assignments: Vec::new(),
     }
 }
 
@@ -130,32 +136,30 @@ pub(crate) fn describe_groups(
 /// ListGroups v0–v5, with the v4 state filter and the v5 type filter (case-insensitive).
 pub(crate) fn list_groups(groups: &GroupIndex, c: &ListGroups) -> ReadOutcome {
     let states: Vec<String> = c.states_filter.iter().map(|s| s.to_lowercase()).collect();
-    let types_match = c.types_filter.is_empty()
-        || c.types_filter
-            .iter()
-            .any(|t| t.eq_ignore_ascii_case(CLASSIC_GROUP_TYPE));
-    let listed = if !types_match {
-        Vec::new()
-    } else {
-        groups
-            .table
-            .iter()
-            .filter_map(|(group_id, entry)| {
-                let group_state = groups.store.state(entry.group);
-                let protocol_type = groups.store.protocol_type(entry.group).to_owned();
-                let wanted = states.is_empty()
-                    || states
-                        .iter()
-                        .any(|s| s == &group_state.as_str().to_lowercase());
-                wanted.then(|| ListedGroup {
-                    group_id: group_id.into(),
-                    protocol_type,
-                    state: group_state,
-                    group_type: CLASSIC_GROUP_TYPE.to_owned(),
-                })
-            })
-            .collect()
+    let type_wanted = |t: &str| {
+        c.types_filter.is_empty() || c.types_filter.iter().any(|f| f.eq_ignore_ascii_case(t))
     };
+    let listed = groups
+        .table
+        .iter()
+        .filter_map(|(group_id, entry)| {
+            let group_state = groups.store.state(entry.group);
+            let protocol_type = groups.store.protocol_type(entry.group).to_owned();
+            let (group_type, state_name) = match groups.store.consumer_group(entry.group) {
+                Some(g) => (CONSUMER_GROUP_TYPE, consumer::state(g).as_str()),
+                None => (CLASSIC_GROUP_TYPE, group_state.as_str()),
+            };
+            let wanted = type_wanted(group_type)
+                && (states.is_empty() || states.iter().any(|s| *s == state_name.to_lowercase()));
+            wanted.then(|| ListedGroup {
+                group_id: group_id.into(),
+                protocol_type,
+                state: group_state,
+                state_name: state_name.to_owned(),
+                group_type: group_type.to_owned(),
+            })
+        })
+        .collect();
     ReadOutcome {
         reply: Reply::ListGroups(listed),
         timers: Vec::new(),

@@ -8,8 +8,9 @@
 
 use crate::ids::{
     ApiVersion, Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset,
-    PartitionIndex, TimestampMs, TopicName,
+    PartitionIndex, TimestampMs, TopicId, TopicName,
 };
+use crate::record::assignment::Assignment;
 use crate::timer::TimerKey;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,17 @@ pub enum WriteCommand {
         topics: Vec<TopicName>,
         now_ms: TimestampMs,
     },
+    // Variants below are appended, never inserted: logged commands name variants by index.
+    /// ConsumerGroupHeartbeat v0–v1 (KIP-848) that changes state. A heartbeat that changes
+    /// nothing is answered by `CoordinatorState::consumer_heartbeat` without replication.
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeat),
+    /// A target assignment computed off the request path for `epoch`; applied only if the
+    /// group is still at that epoch and the assignment fits the group and the topics.
+    InstallTargetAssignment(InstallTargetAssignment),
+    /// Topics were created, grew or were deleted, as the replicated topic table applied it:
+    /// the coordinator's topic image follows, offsets of deleted topics go, and every consumer
+    /// group subscribed to a changed topic gets a new group epoch.
+    TopicsChanged(TopicsChanged),
 }
 
 impl WriteCommand {
@@ -55,6 +67,9 @@ impl WriteCommand {
             WriteCommand::TimerFired { now_ms, .. }
             | WriteCommand::ExpireOffsets { now_ms }
             | WriteCommand::TopicsDeleted { now_ms, .. } => *now_ms,
+            WriteCommand::ConsumerGroupHeartbeat(c) => c.now_ms,
+            WriteCommand::InstallTargetAssignment(c) => c.now_ms,
+            WriteCommand::TopicsChanged(c) => c.now_ms,
         }
     }
 }
@@ -76,6 +91,9 @@ impl WriteCommand {
             },
             WriteCommand::TimerFired { key, .. } => key.group_id(),
             WriteCommand::ExpireOffsets { .. } | WriteCommand::TopicsDeleted { .. } => None,
+            WriteCommand::ConsumerGroupHeartbeat(c) => Some(&c.group_id),
+            WriteCommand::InstallTargetAssignment(c) => Some(&c.group_id),
+            WriteCommand::TopicsChanged(_) => None,
         }
     }
 }
@@ -87,6 +105,8 @@ pub enum ReadCommand {
     FetchOffsets(FetchOffsets),
     DescribeGroups(DescribeGroups),
     ListGroups(ListGroups),
+    /// ConsumerGroupDescribe v0–v1.
+    DescribeConsumerGroups(DescribeConsumerGroups),
 }
 
 /// One protocol a joining member supports (for consumers: an assignor name and the
@@ -286,4 +306,73 @@ pub struct ListGroups {
     pub states_filter: Vec<String>,
     /// v5+; empty = no filter; compared case-insensitively (`classic`, `consumer`).
     pub types_filter: Vec<String>,
+}
+
+/// ConsumerGroupHeartbeat v0–v1 (KIP-848). Optional fields are deltas: `None` (null on the
+/// wire, −1 for the rebalance timeout) means "unchanged since the last heartbeat".
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsumerGroupHeartbeat {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    /// Randomness drawn by the leader: a v0 member joining with an empty member id gets the
+    /// UUID minted from it (v1+ members generate their own id, KIP-1082).
+    pub nonce: u128,
+    pub group_id: GroupId,
+    pub member_id: MemberId,
+    /// 0 to join, −1 to leave, −2 for a static member's temporary leave.
+    pub member_epoch: i32,
+    pub instance_id: Option<GroupInstanceId>,
+    pub rack_id: Option<String>,
+    /// −1: unchanged.
+    pub rebalance_timeout_ms: i32,
+    pub subscribed_topic_names: Option<Vec<TopicName>>,
+    /// v1+.
+    pub subscribed_topic_regex: Option<String>,
+    pub server_assignor: Option<String>,
+    /// The partitions the member owns, as it reports them.
+    pub owned_partitions: Option<Vec<OwnedTopicPartitions>>,
+    /// From the request header.
+    pub client_id: String,
+    /// The client's address as the connection saw it (Kafka shows `/10.0.0.5`).
+    pub client_host: String,
+}
+
+/// One topic of a heartbeat's `TopicPartitions`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnedTopicPartitions {
+    pub topic_id: TopicId,
+    pub partitions: Vec<PartitionIndex>,
+}
+
+/// The result of an assignor run the runtime made off the request path.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstallTargetAssignment {
+    pub now_ms: TimestampMs,
+    pub group_id: GroupId,
+    /// The group epoch the run was computed for.
+    pub epoch: i32,
+    pub members: Vec<(MemberId, Assignment)>,
+}
+
+/// A topic as the replicated topic table holds it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicMetadata {
+    pub name: TopicName,
+    pub id: TopicId,
+    pub partitions: i32,
+}
+
+/// Topics created or grown (`upserted`: their full new metadata) and deleted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicsChanged {
+    pub now_ms: TimestampMs,
+    pub upserted: Vec<TopicMetadata>,
+    pub deleted: Vec<TopicName>,
+}
+
+/// ConsumerGroupDescribe v0–v1.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DescribeConsumerGroups {
+    pub api_version: ApiVersion,
+    pub group_ids: Vec<GroupId>,
 }

@@ -47,6 +47,29 @@ pub struct Config {
     /// GROUP_MAX_SIZE_REACHED, an assignment that would gets INVALID_REQUEST. Keeps every
     /// record well under the log's and snapshot's 16 MiB record limit.
     pub group_record_max_bytes: usize,
+
+    // The consumer protocol (KIP-848): the broker owns the session and the heartbeat interval.
+    /// `group.consumer.session.timeout.ms` (Kafka: 45 s, within the min/max below).
+    pub consumer_session_timeout_ms: i32,
+    /// `group.consumer.min.session.timeout.ms` (45 s): the floor for per-group overrides.
+    pub consumer_session_timeout_min_ms: i32,
+    /// `group.consumer.max.session.timeout.ms` (60 s).
+    pub consumer_session_timeout_max_ms: i32,
+    /// `group.consumer.heartbeat.interval.ms` (5 s).
+    pub consumer_heartbeat_interval_ms: i32,
+    /// `group.consumer.min.heartbeat.interval.ms` (5 s).
+    pub consumer_heartbeat_interval_min_ms: i32,
+    /// `group.consumer.max.heartbeat.interval.ms` (15 s).
+    pub consumer_heartbeat_interval_max_ms: i32,
+    /// `group.consumer.max.size`: members beyond it get GROUP_MAX_SIZE_REACHED (bounded by
+    /// `members_max` too).
+    pub consumer_group_max_size: i32,
+    /// Most topics one member may subscribe to by name (INVALID_REQUEST beyond).
+    pub consumer_subscribed_topics_max: usize,
+    /// Largest group (members × subscribed partitions) whose target assignment `decide`
+    /// computes inline; larger ones are computed by the runtime off the request path and
+    /// installed with `InstallTargetAssignment`.
+    pub consumer_inline_assignment_max_cost: usize,
 }
 
 impl Default for Config {
@@ -68,6 +91,15 @@ impl Default for Config {
             member_metadata_max_bytes: 256 * 1024,
             member_assignment_max_bytes: 1024 * 1024,
             group_record_max_bytes: 8 * 1024 * 1024,
+            consumer_session_timeout_ms: 45_000,
+            consumer_session_timeout_min_ms: 45_000,
+            consumer_session_timeout_max_ms: 60_000,
+            consumer_heartbeat_interval_ms: 5_000,
+            consumer_heartbeat_interval_min_ms: 5_000,
+            consumer_heartbeat_interval_max_ms: 15_000,
+            consumer_group_max_size: i32::MAX,
+            consumer_subscribed_topics_max: 10_000,
+            consumer_inline_assignment_max_cost: 100_000,
         }
     }
 }
@@ -76,6 +108,12 @@ impl Config {
     /// The effective member cap: Kafka's `group.max.size` bounded by our hard cap.
     pub(crate) fn max_members(&self) -> usize {
         let kafka = usize::try_from(self.group_max_size).unwrap_or(0);
+        kafka.min(self.members_max)
+    }
+
+    /// The effective consumer-group member cap.
+    pub(crate) fn max_consumer_members(&self) -> usize {
+        let kafka = usize::try_from(self.consumer_group_max_size).unwrap_or(0);
         kafka.min(self.members_max)
     }
 }

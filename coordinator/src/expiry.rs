@@ -52,6 +52,35 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> 
     let retention_ms = config.offsets_retention_ms;
     let mut records = Vec::new();
     for (group_id, entry) in groups.table.iter() {
+        if let Some(consumer) = groups.store.consumer_group(entry.group) {
+            // Kafka's ConsumerGroup: offsets of topics no member uses expire `retention`
+            // after their commit; an Empty group left without offsets is deleted.
+            let mut all_expired = true;
+            for (topic, partition, value) in entry.offsets.iter(&groups.topics) {
+                let expired = !crate::group::consumer::is_subscribed_to(consumer, topic)
+                    && match value.expire_timestamp {
+                        Some(expire) => now >= expire,
+                        None => now.0.saturating_sub(value.commit_timestamp.0) >= retention_ms,
+                    };
+                if expired {
+                    records.push(Record::OffsetCommit {
+                        group_id: group_id.into(),
+                        topic: topic.into(),
+                        partition,
+                        value: None,
+                    });
+                } else {
+                    all_expired = false;
+                }
+            }
+            if all_expired && consumer.members.is_empty() {
+                records.extend(crate::group::consumer::tombstones(
+                    &group_id.into(),
+                    consumer,
+                ));
+            }
+            continue;
+        }
         let group = groups
             .store
             .group(entry.group)
@@ -94,5 +123,6 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> 
             key: TimerKey::OffsetsRetention,
             at_ms: now.plus_ms(config.offsets_retention_check_interval_ms),
         }],
+        assignments: Vec::new(),
     }
 }

@@ -25,6 +25,7 @@
 //! ```text
 //!   state                                   dispatches commands, replays records
 //!   membership  offsets  admin  expiry      one concern each: (&Config, &GroupIndex, command) -> Outcome
+//!   consumer_group                          the consumer protocol (KIP-848), same layer
 //!   group  index  assignor                  classic-group rules and effects; the indexes; assignors
 //!   command  outcome                        the machine's inputs and outputs
 //!   timer  reply                            timers as data; domain answers and error kinds
@@ -53,6 +54,7 @@ pub mod group;
 pub(crate) mod index;
 
 mod admin;
+pub(crate) mod consumer_group;
 mod expiry;
 pub(crate) mod membership;
 pub(crate) mod offsets;
@@ -61,13 +63,18 @@ pub mod state;
 
 pub use command::*;
 pub use config::Config;
+pub use consumer_group::AssignmentJob;
 pub use group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 pub use ids::*;
-pub use outcome::{MemberReply, Outcome, ReadOutcome};
+pub use outcome::{AssignmentNeeded, MemberReply, Outcome, ReadOutcome};
 pub use record::assignment::Assignment;
 pub use record::codec::DecodeError;
+pub use record::consumer_group::{
+    ConsumerGroup, ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, MemberState,
+    TopicValue,
+};
 pub use record::offset_commit::OffsetCommitValue;
 pub use record::{Record, RecordKey};
 pub use reply::*;
-pub use state::CoordinatorState;
+pub use state::{CoordinatorState, HeartbeatPath};
 pub use timer::{TimerKey, TimerOp};

@@ -21,6 +21,17 @@ pub struct Outcome {
     pub member_replies: Vec<MemberReply>,
     /// Timers for the leader to arm or cancel.
     pub timers: Vec<TimerOp>,
+    /// Consumer groups whose target assignment is too large to compute inside `decide`: the
+    /// leader computes it off the request path (`CoordinatorState::assignment_job`) and
+    /// submits the result as `WriteCommand::InstallTargetAssignment`.
+    pub assignments: Vec<AssignmentNeeded>,
+}
+
+/// A consumer group that needs a target assignment for `epoch`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssignmentNeeded {
+    pub group_id: GroupId,
+    pub epoch: i32,
 }
 
 impl Outcome {
@@ -30,6 +41,7 @@ impl Outcome {
             reply,
             member_replies: Vec::new(),
             timers: Vec::new(),
+            assignments: Vec::new(),
         }
     }
 }

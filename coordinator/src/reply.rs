@@ -3,7 +3,8 @@
 //! does not own (throttle time, authorized operations...).
 
 use crate::ids::{Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset};
-use crate::ids::{PartitionIndex, TopicName};
+use crate::ids::{PartitionIndex, TopicId, TopicName};
+use crate::record::assignment::Assignment;
 use crate::record::group_metadata::GroupState;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,18 @@ pub enum ErrorKind {
     GroupMaxSizeReached,
     /// GROUP_SUBSCRIBED_TO_TOPIC (86)
     GroupSubscribedToTopic,
+    /// UNSUPPORTED_VERSION (35): a consumer-protocol member committing with OffsetCommit < v9.
+    UnsupportedVersion,
+    /// FENCED_MEMBER_EPOCH (110)
+    FencedMemberEpoch,
+    /// UNRELEASED_INSTANCE_ID (111)
+    UnreleasedInstanceId,
+    /// UNSUPPORTED_ASSIGNOR (112)
+    UnsupportedAssignor,
+    /// STALE_MEMBER_EPOCH (113)
+    StaleMemberEpoch,
+    /// INVALID_REGULAR_EXPRESSION (128)
+    InvalidRegularExpression,
 }
 
 /// Which kind of parked request a member reply completes. A member has at most one parked
@@ -76,6 +89,100 @@ pub enum Reply {
     ListGroups(Vec<ListedGroup>),
     /// For commands no client waits on (timers, expiry).
     Done,
+    ConsumerGroupHeartbeat(ConsumerHeartbeatResponse),
+    DescribeConsumerGroups(Vec<DescribedConsumerGroup>),
+}
+
+/// ConsumerGroupHeartbeat response. On error only `error`, `error_message` and, where Kafka
+/// sets them, `member_id`/`member_epoch` are meaningful.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ConsumerHeartbeatResponse {
+    pub error: Option<ErrorKind>,
+    /// Kafka's message for the error (the wire's `ErrorMessage`).
+    pub error_message: Option<String>,
+    pub member_id: Option<MemberId>,
+    pub member_epoch: i32,
+    pub heartbeat_interval_ms: i32,
+    /// `None`: unchanged since the last heartbeat (null on the wire).
+    pub assignment: Option<Assignment>,
+}
+
+impl ConsumerHeartbeatResponse {
+    pub(crate) fn error(error: ErrorKind, message: impl Into<String>) -> ConsumerHeartbeatResponse {
+        ConsumerHeartbeatResponse {
+            error: Some(error),
+            error_message: Some(message.into()),
+            member_id: None,
+            member_epoch: 0,
+            heartbeat_interval_ms: 0,
+            assignment: None,
+        }
+    }
+}
+
+/// A consumer group's state, spelled as Kafka spells it (`ConsumerGroupState`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ConsumerGroupState {
+    Empty,
+    /// The group epoch is ahead of the target assignment.
+    Assigning,
+    /// Some member has not reached the target assignment yet.
+    Reconciling,
+    Stable,
+    /// Unknown group (ConsumerGroupDescribe answers GROUP_ID_NOT_FOUND).
+    Dead,
+}
+
+impl ConsumerGroupState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsumerGroupState::Empty => "Empty",
+            ConsumerGroupState::Assigning => "Assigning",
+            ConsumerGroupState::Reconciling => "Reconciling",
+            ConsumerGroupState::Stable => "Stable",
+            ConsumerGroupState::Dead => "Dead",
+        }
+    }
+}
+
+/// One topic of an assignment with its name, for describing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DescribedTopicPartitions {
+    pub topic_id: TopicId,
+    /// "" when the topic no longer exists.
+    pub topic_name: String,
+    pub partitions: Vec<PartitionIndex>,
+}
+
+/// A member in ConsumerGroupDescribe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DescribedConsumerMember {
+    pub member_id: MemberId,
+    pub instance_id: Option<GroupInstanceId>,
+    pub rack_id: Option<String>,
+    pub member_epoch: i32,
+    pub client_id: String,
+    pub client_host: String,
+    pub subscribed_topic_names: Vec<TopicName>,
+    pub subscribed_topic_regex: Option<String>,
+    pub assignment: Vec<DescribedTopicPartitions>,
+    pub target_assignment: Vec<DescribedTopicPartitions>,
+    /// v1 `MemberType`: whether it speaks the classic protocol (always false until online
+    /// migration lands).
+    pub uses_classic_protocol: bool,
+}
+
+/// One group in ConsumerGroupDescribe.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DescribedConsumerGroup {
+    pub group_id: GroupId,
+    pub error: Option<ErrorKind>,
+    pub error_message: Option<String>,
+    pub state: ConsumerGroupState,
+    pub group_epoch: i32,
+    pub assignment_epoch: i32,
+    pub assignor_name: String,
+    pub members: Vec<DescribedConsumerMember>,
 }
 
 /// A member as the group leader sees it in its JoinGroup response.
@@ -243,7 +350,11 @@ pub struct ListedGroup {
     pub group_id: GroupId,
     /// "" for simple (offset-only) groups.
     pub protocol_type: String,
+    /// For a consumer-protocol group, the classic state closest to its own (`Empty` or
+    /// `Stable`); `state_name` is what Kafka lists.
     pub state: GroupState,
-    /// Always "classic": Cohort implements the classic protocol only.
+    /// Kafka's state string: a classic state's, or a consumer group's (`Assigning`...).
+    pub state_name: String,
+    /// "classic" or "consumer" (ListGroups v5 `GroupType`).
     pub group_type: String,
 }

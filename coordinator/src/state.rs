@@ -1,15 +1,21 @@
 //! The coordinator's state: groups and their offsets. `replay` is its only mutator.
 
+use crate::command::ConsumerGroupHeartbeat;
 use crate::command::{ReadCommand, WriteCommand};
 use crate::config::Config;
+use crate::group::consumer;
 use crate::group::{ClassicGroup, GroupState};
+use crate::ids::MemberId;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs};
 use crate::index::GroupIndex;
+use crate::outcome::AssignmentNeeded;
 use crate::outcome::{Outcome, ReadOutcome};
+use crate::record::consumer_group::ConsumerGroup;
 use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::Record;
+use crate::reply::{ErrorKind, JoinResponse, Reply};
 use crate::timer::{TimerKey, TimerOp};
-use crate::{admin, expiry, membership, offsets};
+use crate::{admin, consumer_group, expiry, membership, offsets};
 use std::borrow::Cow;
 
 /// The whole coordinator state of one shard.
@@ -44,7 +50,23 @@ impl CoordinatorState {
     pub fn decide(&self, command: &WriteCommand) -> Outcome {
         let (config, groups) = (&self.config, &self.groups);
         match command {
-            WriteCommand::JoinGroup(c) => membership::join::decide(config, groups, c),
+            WriteCommand::JoinGroup(c) => match groups.consumer_group(c.group_id.as_str()) {
+                // An empty consumer group is replaced by the classic group the join creates;
+                // a consumer group with members would need an online downgrade.
+                Some(g) if !g.members.is_empty() => Outcome::reply(Reply::Join(
+                    JoinResponse::error(ErrorKind::InconsistentGroupProtocol, MemberId::default()),
+                )),
+                Some(g) => {
+                    let mut outcome = membership::join::decide(config, groups, c);
+                    if !outcome.records.is_empty() {
+                        let mut records = consumer::tombstones(&c.group_id, g);
+                        records.append(&mut outcome.records);
+                        outcome.records = records;
+                    }
+                    outcome
+                }
+                None => membership::join::decide(config, groups, c),
+            },
             WriteCommand::SyncGroup(c) => membership::sync::decide(config, groups, c),
             WriteCommand::LeaveGroup(c) => membership::leave::decide(config, groups, c),
             WriteCommand::CommitOffsets(c) => offsets::commit::decide(config, groups, c),
@@ -52,13 +74,136 @@ impl CoordinatorState {
             WriteCommand::DeleteGroups(c) => admin::delete_groups(config, groups, c),
             WriteCommand::TimerFired { key, now_ms } => match key {
                 TimerKey::OffsetsRetention => expiry::decide(config, groups, *now_ms),
+                TimerKey::ConsumerRebalance { .. } => {
+                    consumer_group::timers::decide(config, groups, key)
+                }
+                TimerKey::MemberHeartbeat { group_id, .. }
+                    if groups.consumer_group(group_id.as_str()).is_some() =>
+                {
+                    consumer_group::timers::decide(config, groups, key)
+                }
                 _ => membership::timers::decide(config, groups, key, *now_ms),
             },
             WriteCommand::ExpireOffsets { now_ms } => expiry::decide(config, groups, *now_ms),
             WriteCommand::TopicsDeleted { topics, .. } => {
                 offsets::delete::topics_deleted(groups, topics)
             }
+            WriteCommand::ConsumerGroupHeartbeat(c) => consumer_group::heartbeat(config, groups, c),
+            WriteCommand::InstallTargetAssignment(c) => consumer_group::install(groups, c),
+            WriteCommand::TopicsChanged(c) => {
+                let mut outcome = offsets::delete::topics_deleted(groups, &c.deleted);
+                let mut changed = consumer_group::topics::decide(config, groups, c);
+                outcome.records.append(&mut changed.records);
+                outcome.timers.append(&mut changed.timers);
+                outcome.assignments.append(&mut changed.assignments);
+                outcome
+            }
         }
+    }
+
+    /// ConsumerGroupHeartbeat, the way the leader serves it: a heartbeat that changes nothing
+    /// but the member's session (or that fails) is answered from applied state and never
+    /// replicated (`Answered`, with the session timer to re-arm); any other must be written
+    /// as `WriteCommand::ConsumerGroupHeartbeat` and answered from its applied outcome.
+    pub fn consumer_heartbeat(&self, command: ConsumerGroupHeartbeat) -> HeartbeatPath {
+        let outcome = consumer_group::heartbeat(&self.config, &self.groups, &command);
+        if consumer_group::unchanged(&outcome) || consumer_group::is_error(&outcome) {
+            HeartbeatPath::Answered(ReadOutcome {
+                reply: outcome.reply,
+                timers: outcome.timers,
+            })
+        } else {
+            HeartbeatPath::Write(WriteCommand::ConsumerGroupHeartbeat(command))
+        }
+    }
+
+    /// The assignor run a consumer group needs (its group epoch is ahead of its target
+    /// assignment), for the leader to compute off the request path after an outcome listed
+    /// it in `Outcome::assignments`. `None` once the group no longer needs one.
+    pub fn assignment_job(&self, group_id: &GroupId) -> Option<consumer_group::AssignmentJob> {
+        consumer_group::assignment_job(&self.groups, group_id)
+    }
+
+    /// Every consumer group whose target assignment is behind its group epoch: what a new
+    /// leader must compute (the assignor runs of the previous leader are lost with it).
+    pub fn assignments_to_run(&self) -> Vec<AssignmentNeeded> {
+        self.groups
+            .consumer_groups()
+            .filter(|(_, g)| g.group_epoch() > g.assignment_epoch())
+            .map(|(id, g)| AssignmentNeeded {
+                group_id: GroupId::from(id),
+                epoch: g.group_epoch(),
+            })
+            .collect()
+    }
+
+    /// A consumer-protocol group's records, if `group_id` is one.
+    pub fn consumer_group(&self, group_id: &GroupId) -> Option<&ConsumerGroup> {
+        self.groups.consumer_group(group_id.as_str())
+    }
+
+    /// Every consumer-protocol group.
+    pub fn consumer_groups(&self) -> impl Iterator<Item = (&str, &ConsumerGroup)> + '_ {
+        self.groups.consumer_groups()
+    }
+
+    /// A topic as the coordinator knows it: (id, partition count).
+    pub fn topic(&self, name: &str) -> Option<(crate::ids::TopicId, i32)> {
+        self.groups
+            .topic_image
+            .get(name)
+            .map(|t| (t.id, t.partitions))
+    }
+
+    /// The name of topic `id`, as the coordinator knows it.
+    pub fn topic_name(&self, id: crate::ids::TopicId) -> Option<&crate::ids::TopicName> {
+        self.groups.topic_image.name_of(id)
+    }
+
+    /// Makes the topic image exactly `topics` by replaying `Topic` records, without bumping
+    /// any group's epoch: for a state restored from a snapshot older than the image.
+    pub fn sync_topic_image(
+        &mut self,
+        topics: impl IntoIterator<Item = crate::command::TopicMetadata>,
+    ) {
+        let wanted: std::collections::BTreeMap<
+            crate::ids::TopicName,
+            crate::record::consumer_group::TopicValue,
+        > = topics
+            .into_iter()
+            .map(|t| {
+                (
+                    t.name,
+                    crate::record::consumer_group::TopicValue {
+                        id: t.id,
+                        partitions: t.partitions,
+                    },
+                )
+            })
+            .collect();
+        let stale: Vec<crate::ids::TopicName> = self
+            .groups
+            .topic_image
+            .iter()
+            .filter(|(name, v)| wanted.get(*name) != Some(*v))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in stale {
+            self.replay(&Record::Topic { name, value: None });
+        }
+        for (name, value) in wanted {
+            if self.groups.topic_image.get(name.as_str()) != Some(&value) {
+                self.replay(&Record::Topic {
+                    name,
+                    value: Some(value),
+                });
+            }
+        }
+    }
+
+    /// Number of topics the coordinator knows.
+    pub fn topic_count(&self) -> usize {
+        self.groups.topic_image.len()
     }
 
     /// `decide` then `replay` of every record: how every replica applies a command.
@@ -78,6 +223,9 @@ impl CoordinatorState {
             ReadCommand::FetchOffsets(c) => offsets::fetch::read(config, groups, c),
             ReadCommand::DescribeGroups(c) => admin::describe_groups(config, groups, c),
             ReadCommand::ListGroups(c) => admin::list_groups(groups, c),
+            ReadCommand::DescribeConsumerGroups(c) => {
+                consumer_group::describe::read(config, groups, c)
+            }
         }
     }
 
@@ -105,6 +253,31 @@ impl CoordinatorState {
                 group_id,
                 value: None,
             } => self.groups.remove_group(group_id),
+            Record::ConsumerGroup { group_id, value } => {
+                self.groups.put_consumer_epochs(group_id, value.as_ref())
+            }
+            Record::ConsumerMember {
+                group_id,
+                member_id,
+                value,
+            } => self
+                .groups
+                .put_consumer_member(group_id, member_id, value.as_deref()),
+            Record::ConsumerTarget {
+                group_id,
+                member_id,
+                value,
+            } => self
+                .groups
+                .put_consumer_target(group_id, member_id, value.as_ref()),
+            Record::ConsumerCurrent {
+                group_id,
+                member_id,
+                value,
+            } => self
+                .groups
+                .put_consumer_current(group_id, member_id, value.as_deref()),
+            Record::Topic { name, value } => self.groups.put_topic(name, value.as_ref()),
         }
     }
 
@@ -135,6 +308,15 @@ impl CoordinatorState {
         // Groups with no record, or an idle one, have no member and no deadline to arm.
         for (group_id, group) in self.groups.full_groups() {
             membership::timers::arm_all(
+                &GroupId::from(group_id),
+                group,
+                now_ms,
+                &self.config,
+                &mut timers,
+            );
+        }
+        for (group_id, group) in self.groups.consumer_groups() {
+            consumer_group::timers::arm_all(
                 &GroupId::from(group_id),
                 group,
                 now_ms,
@@ -206,9 +388,19 @@ impl CoordinatorState {
 impl PartialEq for CoordinatorState {
     fn eq(&self, other: &Self) -> bool {
         self.config == other.config
+            && self.groups.topic_image == other.groups.topic_image
             && self.groups.group_count() == other.groups.group_count()
             && self.groups.canonical() == other.groups.canonical()
     }
 }
 
 impl Eq for CoordinatorState {}
+
+/// How the leader serves a ConsumerGroupHeartbeat (see `CoordinatorState::consumer_heartbeat`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum HeartbeatPath {
+    /// Changes nothing: answer with `reply` and arm `timers` (the member's session).
+    Answered(ReadOutcome),
+    /// Replicate this command; its outcome's reply is the answer.
+    Write(WriteCommand),
+}

@@ -22,13 +22,23 @@ pub enum TimerKey {
     },
     /// A member's liveness: its session timeout (re-armed by heartbeats, commits, joins and
     /// syncs, on the leader only), the new-member join timeout of a member in its first join,
-    /// or the session timeout of a pending member (KIP-394) that has not rejoined yet.
+    /// or the session timeout of a pending member (KIP-394) that has not rejoined yet. The
+    /// same key times out a consumer-protocol member's session (`group.consumer.session.timeout.ms`).
     MemberHeartbeat {
         group_id: GroupId,
         member_id: MemberId,
     },
     /// The periodic KIP-211 offset expiry.
     OffsetsRetention,
+    // Appended: logged `TimerFired` commands name variants by index.
+    /// A consumer-protocol member asked to revoke partitions at `member_epoch` must have
+    /// done so within its rebalance timeout, or it is fenced. Soft state, like sessions: a
+    /// new leader re-arms it from its own clock for members still revoking.
+    ConsumerRebalance {
+        group_id: GroupId,
+        member_id: MemberId,
+        member_epoch: i32,
+    },
 }
 
 impl TimerKey {
@@ -37,7 +47,8 @@ impl TimerKey {
         match self {
             TimerKey::JoinPhase { group_id, .. }
             | TimerKey::SyncPhase { group_id, .. }
-            | TimerKey::MemberHeartbeat { group_id, .. } => Some(group_id),
+            | TimerKey::MemberHeartbeat { group_id, .. }
+            | TimerKey::ConsumerRebalance { group_id, .. } => Some(group_id),
             TimerKey::OffsetsRetention => None,
         }
     }

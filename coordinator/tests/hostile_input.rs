@@ -244,6 +244,66 @@ fn command() -> impl Strategy<Value = WriteCommand> {
             topics: topics.into_iter().map(TopicName::from).collect(),
             now_ms: TimestampMs(0),
         }),
+        (
+            text(),
+            text(),
+            -4i32..4,
+            proptest::option::of(text()),
+            proptest::option::of(proptest::collection::vec(text(), 0..3)),
+            proptest::option::of(text()),
+            proptest::option::of(proptest::collection::vec(
+                (0u128..3, proptest::collection::vec(-2i32..4, 0..3)),
+                0..3
+            )),
+            0i16..2,
+        )
+            .prop_map(
+                |(group, member, epoch, instance, names, regex, owned, version)| {
+                    WriteCommand::ConsumerGroupHeartbeat(ConsumerGroupHeartbeat {
+                        api_version: ApiVersion(version),
+                        now_ms: TimestampMs(0),
+                        nonce: 7,
+                        group_id: group.as_str().into(),
+                        member_id: member.as_str().into(),
+                        member_epoch: epoch,
+                        instance_id: instance.map(GroupInstanceId::from),
+                        rack_id: None,
+                        rebalance_timeout_ms: if epoch == 0 { 1_000 } else { -1 },
+                        subscribed_topic_names: names
+                            .map(|n| n.into_iter().map(TopicName::from).collect()),
+                        subscribed_topic_regex: regex,
+                        server_assignor: None,
+                        owned_partitions: owned.map(|o| {
+                            o.into_iter()
+                                .map(|(t, p)| OwnedTopicPartitions {
+                                    topic_id: TopicId(t),
+                                    partitions: p.into_iter().map(PartitionIndex).collect(),
+                                })
+                                .collect()
+                        }),
+                        client_id: "c".into(),
+                        client_host: "h".into(),
+                    })
+                }
+            ),
+        (
+            proptest::collection::vec((text(), 0u128..3, -1i32..5), 0..3),
+            proptest::collection::vec(text(), 0..2)
+        )
+            .prop_map(|(upserted, deleted)| {
+                WriteCommand::TopicsChanged(TopicsChanged {
+                    now_ms: TimestampMs(0),
+                    upserted: upserted
+                        .into_iter()
+                        .map(|(name, id, partitions)| TopicMetadata {
+                            name: name.as_str().into(),
+                            id: TopicId(id),
+                            partitions,
+                        })
+                        .collect(),
+                    deleted: deleted.into_iter().map(TopicName::from).collect(),
+                })
+            }),
     ]
 }
 
@@ -280,6 +340,18 @@ fn stamp(command: WriteCommand, now: TimestampMs) -> WriteCommand {
             topics,
             now_ms: now,
         },
+        WriteCommand::ConsumerGroupHeartbeat(mut c) => {
+            c.now_ms = now;
+            WriteCommand::ConsumerGroupHeartbeat(c)
+        }
+        WriteCommand::InstallTargetAssignment(mut c) => {
+            c.now_ms = now;
+            WriteCommand::InstallTargetAssignment(c)
+        }
+        WriteCommand::TopicsChanged(mut c) => {
+            c.now_ms = now;
+            WriteCommand::TopicsChanged(c)
+        }
     }
 }
 

@@ -203,7 +203,7 @@ impl EffectsInbox {
             if matches!(effect, Effect::Group { .. }) && !sink_wanted.load(Ordering::SeqCst) {
                 return;
             }
-            let _ = sink_tx.send(RuntimeMsg::Effect(effect));
+            let _ = sink_tx.send(RuntimeMsg::Effect(Box::new(effect)));
         })
     }
 }

@@ -62,7 +62,8 @@ pub(crate) enum RuntimeMsg {
     /// The submission failed; nothing will come for `token` (or it no longer matters).
     Forget { token: RequestToken },
     /// From the application, in apply order.
-    Effect(Effect),
+    /// Boxed: an outcome is large next to the other messages.
+    Effect(Box<Effect>),
     Heartbeat {
         command: coordinator::Heartbeat,
         responder: Responder,
@@ -349,7 +350,7 @@ impl Runtime {
                 self.waiting.remove(&token);
                 self.member_write_done(&token);
             }
-            RuntimeMsg::Effect(effect) => self.on_effect(effect),
+            RuntimeMsg::Effect(effect) => self.on_effect(*effect),
             RuntimeMsg::Heartbeat { command, responder } => {
                 if *self.role_tx.borrow() != Role::Active {
                     let _ = responder.send(Err(GroupError::NotCoordinator));
@@ -542,11 +543,14 @@ impl Runtime {
     }
 
     fn on_outcome(&mut self, origin: Option<RequestToken>, outcome: Outcome) {
+        // `assignments` (consumer groups to assign off the request path) has no taker yet:
+        // nothing advertises ConsumerGroupHeartbeat, so no consumer group can exist.
         let Outcome {
             reply,
             member_replies,
             timers,
             records,
+            assignments: _,
         } = outcome;
         if tracing::enabled!(tracing::Level::DEBUG) {
             for (group, state) in records.iter().filter_map(trace::group_record) {
@@ -659,6 +663,7 @@ impl Runtime {
             TimerKey::SyncPhase { .. } => "sync_phase",
             TimerKey::MemberHeartbeat { .. } => "member_session",
             TimerKey::OffsetsRetention => "offsets_retention",
+            TimerKey::ConsumerRebalance { .. } => "consumer_revocation",
         };
         metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
         tracing::debug!(timer = ?key, "timer fired");

@@ -42,6 +42,22 @@ pub(crate) fn command(c: &WriteCommand) -> String {
         WriteCommand::TimerFired { key, .. } => format!("TimerFired {key:?}"),
         WriteCommand::ExpireOffsets { .. } => "ExpireOffsets".to_owned(),
         WriteCommand::TopicsDeleted { topics, .. } => format!("TopicsDeleted {}", topics.len()),
+        WriteCommand::ConsumerGroupHeartbeat(h) => format!(
+            "ConsumerGroupHeartbeat v{} member={:?} epoch={}",
+            h.api_version.0,
+            h.member_id.as_str(),
+            h.member_epoch
+        ),
+        WriteCommand::InstallTargetAssignment(i) => format!(
+            "InstallTargetAssignment epoch={} members={}",
+            i.epoch,
+            i.members.len()
+        ),
+        WriteCommand::TopicsChanged(t) => format!(
+            "TopicsChanged upserted={} deleted={}",
+            t.upserted.len(),
+            t.deleted.len()
+        ),
     }
 }
 
@@ -83,6 +99,12 @@ pub(crate) fn reply(r: &Reply) -> String {
         Reply::DescribeGroups(_) => "DescribeGroups".to_owned(),
         Reply::ListGroups(_) => "ListGroups".to_owned(),
         Reply::Done => "done".to_owned(),
+        Reply::ConsumerGroupHeartbeat(h) => format!(
+            "ConsumerGroupHeartbeat error={} epoch={}",
+            error(h.error),
+            h.member_epoch
+        ),
+        Reply::DescribeConsumerGroups(d) => format!("DescribeConsumerGroups {}", d.len()),
     }
 }
 

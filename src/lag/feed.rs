@@ -174,7 +174,13 @@ impl LagFeed {
                     }
                     group_id
                 }
-                Record::GroupMetadata { group_id, .. } => group_id,
+                Record::GroupMetadata { group_id, .. }
+                | Record::ConsumerGroup { group_id, .. }
+                | Record::ConsumerMember { group_id, .. }
+                | Record::ConsumerTarget { group_id, .. }
+                | Record::ConsumerCurrent { group_id, .. } => group_id,
+                // The coordinator's topic image: no group's lag changes.
+                Record::Topic { .. } => continue,
             };
             if !touched.contains(&group) {
                 touched.push(group);

@@ -19,6 +19,7 @@ mod uniform;
 use crate::ids::{MemberId, PartitionIndex, TopicId};
 use crate::record::assignment::Assignment;
 pub use range::RangeAssignor;
+use std::collections::BTreeMap;
 pub use uniform::UniformAssignor;
 
 /// One topic the group's members subscribe to.
@@ -107,48 +108,62 @@ impl Flat {
         let p = u32::try_from(partition.0).ok().filter(|p| *p < count)?;
         Some(self.start.get(topic)? + p as usize)
     }
-
-    /// The topic index and partition of flat number `flat`.
-    pub(crate) fn unflat(&self, flat: usize) -> (usize, PartitionIndex) {
-        let topic = self.start.partition_point(|s| *s <= flat).saturating_sub(1);
-        let first = self.start.get(topic).copied().unwrap_or(0);
-        (
-            topic,
-            PartitionIndex(i32::try_from(flat - first).unwrap_or(i32::MAX)),
-        )
-    }
 }
 
 /// Each member's subscribed topics as spec topic indexes (unknown ids dropped), sorted.
+/// Members with the same subscription list share one conversion (the common case is that all
+/// members subscribe alike, and converting each would dominate a large homogeneous group).
 pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Vec<Vec<usize>> {
-    spec.members
-        .iter()
-        .map(|m| {
-            let mut v: Vec<usize> = m
-                .subscribed
-                .iter()
-                .filter_map(|t| Flat::topic_index(spec, *t))
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect()
+    let convert = |subscribed: &[TopicId]| {
+        let mut v: Vec<usize> = subscribed
+            .iter()
+            .filter_map(|t| Flat::topic_index(spec, *t))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut out: Vec<Vec<usize>> = Vec::with_capacity(spec.members.len());
+    let mut last: Option<(&[TopicId], usize)> = None;
+    for m in &spec.members {
+        match last {
+            Some((subscribed, at)) if subscribed == m.subscribed.as_slice() => {
+                let same = out[at].clone();
+                out.push(same);
+            }
+            _ => {
+                last = Some((m.subscribed.as_slice(), out.len()));
+                out.push(convert(&m.subscribed));
+            }
+        }
+    }
+    out
 }
 
-/// Turns an owner per flat partition into one assignment per member.
+/// Turns an owner per flat partition into one assignment per member. Partitions are visited
+/// in (topic id, partition) order, so each member's are already sorted.
 pub(crate) fn collect(spec: &GroupSpec, flat: &Flat, owner: &[u32]) -> GroupAssignment {
-    let mut pairs: Vec<Vec<(TopicId, PartitionIndex)>> = vec![Vec::new(); spec.members.len()];
-    for (f, o) in owner.iter().enumerate() {
-        if let Some(list) = pairs.get_mut(*o as usize) {
-            let (topic, partition) = flat.unflat(f);
-            if let Some(t) = spec.topics.get(topic) {
-                list.push((t.id, partition));
+    let mut topics: Vec<BTreeMap<TopicId, Vec<PartitionIndex>>> =
+        vec![BTreeMap::new(); spec.members.len()];
+    for (t, topic) in spec.topics.iter().enumerate() {
+        let start = flat.start.get(t).copied().unwrap_or(0);
+        let owners = owner
+            .get(start..start + topic.partitions as usize)
+            .unwrap_or_default();
+        for (p, o) in owners.iter().enumerate() {
+            if let Some(member) = topics.get_mut(*o as usize) {
+                member
+                    .entry(topic.id)
+                    .or_default()
+                    .push(PartitionIndex(i32::try_from(p).unwrap_or(i32::MAX)));
             }
         }
     }
     GroupAssignment {
-        members: pairs.into_iter().map(Assignment::from_pairs).collect(),
+        members: topics
+            .into_iter()
+            .map(Assignment::from_sorted_topics)
+            .collect(),
     }
 }
 

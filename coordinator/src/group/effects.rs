@@ -117,6 +117,7 @@ impl<'a> Effects<'a> {
             reply,
             member_replies,
             timers: self.timers,
+            assignments: Vec::new(),
         }
     }
 }

@@ -9,7 +9,9 @@ use crate::subscription;
 use bytes::Bytes;
 use std::collections::BTreeSet;
 
+pub mod consumer;
 pub(crate) mod effects;
+pub mod topic_regex;
 mod vote;
 
 pub(crate) use effects::{field_too_long, invalid_member_api_group_id, Effects};

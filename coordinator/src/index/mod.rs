@@ -12,8 +12,14 @@
 pub(crate) mod group_table;
 pub mod offsets;
 pub(crate) mod stored_group;
+pub(crate) mod topics;
 
+use crate::ids::MemberId;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs, TopicName};
+use crate::record::assignment::Assignment;
+use crate::record::consumer_group::{
+    ConsumerGroup, ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, TopicValue,
+};
 use crate::record::group_metadata::{ClassicGroup, GroupState};
 use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::Record;
@@ -22,6 +28,7 @@ use offsets::{GroupOffsets, TopicInterner};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use stored_group::{GroupRef, GroupStore};
+use topics::TopicImage;
 
 /// One group: its membership state (none for a simple, offset-only group; see
 /// `stored_group.rs` for how it is held) and its offsets. An entry exists while either is
@@ -39,6 +46,9 @@ pub(crate) struct GroupIndex {
     /// The group records that are not idle, which `GroupEntry::group` points into.
     pub(crate) store: GroupStore,
     pub(crate) topics: TopicInterner,
+    /// The topics as the coordinator knows them (ids, partition counts): what consumer groups
+    /// subscribe to and are assigned from.
+    pub(crate) topic_image: TopicImage,
 }
 
 impl GroupIndex {
@@ -46,6 +56,9 @@ impl GroupIndex {
     /// (offsets only), an Empty group with no protocol type, as Kafka materialises one.
     pub(crate) fn classic_group(&self, group_id: &GroupId) -> Option<Cow<'_, ClassicGroup>> {
         let entry = self.table.get(group_id.as_str())?;
+        if entry.group.is_consumer() {
+            return None;
+        }
         match self.store.group(entry.group) {
             Some(group) => Some(group),
             None => Some(Cow::Owned(ClassicGroup::new(TimestampMs(0)))),
@@ -56,6 +69,18 @@ impl GroupIndex {
     /// for a group with no member, which is held compactly and rebuilt here.
     pub(crate) fn group(&self, group_id: &str) -> Option<Cow<'_, ClassicGroup>> {
         self.store.group(self.table.get(group_id)?.group)
+    }
+
+    /// A consumer-protocol group, if `group_id` is one.
+    pub(crate) fn consumer_group(&self, group_id: &str) -> Option<&ConsumerGroup> {
+        self.store.consumer_group(self.table.get(group_id)?.group)
+    }
+
+    /// Every consumer-protocol group.
+    pub(crate) fn consumer_groups(&self) -> impl Iterator<Item = (&str, &ConsumerGroup)> + '_ {
+        self.table
+            .iter()
+            .filter_map(|(id, e)| Some((id, self.store.consumer_group(e.group)?)))
     }
 
     /// The groups whose record holds members or deadlines (not idle, not simple).
@@ -116,26 +141,35 @@ impl GroupIndex {
 
     /// The live records (the latest non-tombstone record per key) of every group.
     pub(crate) fn records(&self) -> impl Iterator<Item = Record> + '_ {
-        self.table.iter().flat_map(move |(group_id, entry)| {
-            let group_id = GroupId::from(group_id);
-            let group = self
-                .store
-                .group(entry.group)
-                .map(|g| Record::GroupMetadata {
-                    group_id: group_id.clone(),
-                    value: Some(Box::new(g.into_owned())),
-                });
-            let offsets = entry
-                .offsets
-                .iter(&self.topics)
-                .map(move |(topic, partition, value)| Record::OffsetCommit {
-                    group_id: group_id.clone(),
-                    topic: topic.into(),
-                    partition,
-                    value: Some(value),
-                });
-            group.into_iter().chain(offsets)
-        })
+        self.table
+            .iter()
+            .flat_map(move |(group_id, entry)| {
+                let group_id = GroupId::from(group_id);
+                let group = self
+                    .store
+                    .group(entry.group)
+                    .map(|g| Record::GroupMetadata {
+                        group_id: group_id.clone(),
+                        value: Some(Box::new(g.into_owned())),
+                    });
+                let consumer = self
+                    .store
+                    .consumer_group(entry.group)
+                    .map(|g| consumer_records(&GroupId::from(group_id.as_str()), g))
+                    .unwrap_or_default();
+                let offsets =
+                    entry
+                        .offsets
+                        .iter(&self.topics)
+                        .map(move |(topic, partition, value)| Record::OffsetCommit {
+                            group_id: group_id.clone(),
+                            topic: topic.into(),
+                            partition,
+                            value: Some(value),
+                        });
+                group.into_iter().chain(consumer).chain(offsets)
+            })
+            .chain(self.topic_image.records())
     }
 
     /// A form that does not depend on interning order, for equality.
@@ -148,7 +182,8 @@ impl GroupIndex {
                     .iter(&self.topics)
                     .map(|(t, p, v)| ((t.to_owned(), p), v))
                     .collect();
-                (id, (self.store.group(e.group), offsets))
+                let consumer = self.store.consumer_group(e.group);
+                (id, (self.store.group(e.group), consumer, offsets))
             })
             .collect()
     }
@@ -201,15 +236,139 @@ impl GroupIndex {
 
     pub(crate) fn remove_group(&mut self, group_id: &GroupId) {
         if let Some(entry) = self.table.get_mut(group_id.as_str()) {
+            if entry.group.is_consumer() {
+                // The tombstone of a classic record the group no longer has.
+                return;
+            }
             self.store.remove(&mut entry.group);
             if entry.offsets.is_empty() {
                 self.table.remove(group_id.as_str());
             }
         }
     }
+
+    /// Applies a change to a consumer-protocol group's records: the group is made a consumer
+    /// group by a value (a classic record it held is dropped), a tombstone for a group that is
+    /// not one is a no-op, and a group left with no record is removed.
+    fn with_consumer_group(
+        &mut self,
+        group_id: &GroupId,
+        tombstone: bool,
+        change: impl FnOnce(&mut ConsumerGroup),
+    ) {
+        if tombstone {
+            let Some(entry) = self.table.get_mut(group_id.as_str()) else {
+                return;
+            };
+            if !entry.group.is_consumer() {
+                return;
+            }
+            let gone = match self.store.consumer_group_mut(&mut entry.group) {
+                Some(group) => {
+                    change(group);
+                    group.is_unrecorded()
+                }
+                None => false,
+            };
+            if gone {
+                self.store.remove(&mut entry.group);
+                if entry.offsets.is_empty() {
+                    self.table.remove(group_id.as_str());
+                }
+            }
+            return;
+        }
+        if let Some(entry) = self
+            .table
+            .get_or_insert_with(group_id.as_str(), GroupEntry::default)
+        {
+            if let Some(group) = self.store.consumer_group_mut(&mut entry.group) {
+                change(group);
+            }
+        }
+    }
+
+    pub(crate) fn put_consumer_epochs(
+        &mut self,
+        group_id: &GroupId,
+        value: Option<&ConsumerGroupValue>,
+    ) {
+        self.with_consumer_group(group_id, value.is_none(), |g| g.put_epochs(value.copied()));
+    }
+
+    pub(crate) fn put_consumer_member(
+        &mut self,
+        group_id: &GroupId,
+        member_id: &MemberId,
+        value: Option<&ConsumerMemberValue>,
+    ) {
+        self.with_consumer_group(group_id, value.is_none(), |g| {
+            g.put_member(member_id, value)
+        });
+    }
+
+    pub(crate) fn put_consumer_target(
+        &mut self,
+        group_id: &GroupId,
+        member_id: &MemberId,
+        value: Option<&Assignment>,
+    ) {
+        self.with_consumer_group(group_id, value.is_none(), |g| {
+            g.put_target(member_id, value)
+        });
+    }
+
+    pub(crate) fn put_consumer_current(
+        &mut self,
+        group_id: &GroupId,
+        member_id: &MemberId,
+        value: Option<&CurrentAssignment>,
+    ) {
+        self.with_consumer_group(group_id, value.is_none(), |g| {
+            g.put_current(member_id, value)
+        });
+    }
+
+    pub(crate) fn put_topic(&mut self, name: &TopicName, value: Option<&TopicValue>) {
+        self.topic_image.put(name, value);
+    }
 }
 
 pub(crate) type CanonicalGroup<'a> = (
     Option<Cow<'a, ClassicGroup>>,
+    Option<&'a ConsumerGroup>,
     BTreeMap<(String, PartitionIndex), OffsetCommitValue>,
 );
+
+/// The live records of a consumer-protocol group, in the order decide writes a new group's.
+fn consumer_records(group_id: &GroupId, g: &ConsumerGroup) -> Vec<Record> {
+    let mut out = Vec::with_capacity(1 + 3 * g.members.len());
+    if g.has_epochs {
+        out.push(Record::ConsumerGroup {
+            group_id: group_id.clone(),
+            value: Some(g.epochs),
+        });
+    }
+    for (member_id, m) in &g.members {
+        out.push(Record::ConsumerMember {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            value: Some(Box::new(m.clone())),
+        });
+    }
+    for (member_id, t) in &g.targets {
+        out.push(Record::ConsumerTarget {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            value: Some(t.clone()),
+        });
+    }
+    for (member_id, c) in &g.current {
+        out.push(Record::ConsumerCurrent {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            value: Some(Box::new(c.clone())),
+        });
+    }
+    out
+}

@@ -24,6 +24,7 @@
 //! or rebuilds the idle one (one small string allocation), so no handler knows about this.
 
 use crate::ids::{Generation, TimestampMs};
+use crate::record::consumer_group::ConsumerGroup;
 use crate::record::group_metadata::{ClassicGroup, GroupState, CONSUMER_PROTOCOL_TYPE};
 use std::borrow::Cow;
 
@@ -86,6 +87,8 @@ const PROTOCOL_SHIFT: u32 = TIMESTAMP_BITS + GENERATION_BITS;
 const KIND_SHIFT: u32 = 62;
 const KIND_IDLE: u64 = 1;
 const KIND_FULL: u64 = 2;
+/// A consumer-protocol group, boxed in `GroupStore::consumer`.
+const KIND_CONSUMER: u64 = 3;
 
 fn low_bits(value: u64, bits: u32) -> u64 {
     value & ((1u64 << bits) - 1)
@@ -104,6 +107,7 @@ enum Decoded {
         protocol_type: KnownProtocolType,
     },
     Full(usize),
+    Consumer(usize),
 }
 
 impl GroupRef {
@@ -113,6 +117,15 @@ impl GroupRef {
 
     fn full(index: u32) -> GroupRef {
         GroupRef(KIND_FULL << KIND_SHIFT | u64::from(index))
+    }
+
+    fn consumer(index: u32) -> GroupRef {
+        GroupRef(KIND_CONSUMER << KIND_SHIFT | u64::from(index))
+    }
+
+    /// Whether the slot holds a consumer-protocol group.
+    pub(crate) fn is_consumer(self) -> bool {
+        self.0 >> KIND_SHIFT == KIND_CONSUMER
     }
 
     /// The packed form of `group` when it is idle and its fields fit.
@@ -172,6 +185,7 @@ impl GroupRef {
                 protocol_type: KnownProtocolType::from_bits(self.0 >> PROTOCOL_SHIFT),
             },
             KIND_FULL => Decoded::Full(low_bits(self.0, 32) as usize),
+            KIND_CONSUMER => Decoded::Consumer(low_bits(self.0, 32) as usize),
             _ => Decoded::None,
         }
     }
@@ -184,11 +198,19 @@ impl GroupRef {
 pub(crate) struct GroupStore {
     full: Vec<Option<Box<ClassicGroup>>>,
     free: Vec<u32>,
+    /// Consumer-protocol groups, indexed by `KIND_CONSUMER` refs; indexes are reused too.
+    consumer: Vec<Option<Box<ConsumerGroup>>>,
+    consumer_free: Vec<u32>,
 }
 
 impl GroupStore {
     /// Makes `slot` hold `group`, replacing what it held.
     pub(crate) fn put(&mut self, slot: &mut GroupRef, group: &ClassicGroup) {
+        if slot.is_consumer() {
+            // A classic record replaces a consumer group (decide tombstones one type before
+            // writing the other, so this only happens on a downgrade).
+            self.remove(slot);
+        }
         if let Some(idle) = GroupRef::idle(group) {
             self.remove(slot);
             *slot = idle;
@@ -220,6 +242,20 @@ impl GroupStore {
 
     /// Empties `slot`, freeing what it pointed at.
     pub(crate) fn remove(&mut self, slot: &mut GroupRef) {
+        if let Decoded::Consumer(index) = slot.decode() {
+            if let Some(group) = self.consumer.get_mut(index) {
+                if group.take().is_some() {
+                    self.consumer_free
+                        .push(u32::try_from(index).unwrap_or(u32::MAX));
+                }
+            }
+            *slot = GroupRef::default();
+            if self.consumer_free.len() == self.consumer.len() {
+                self.consumer = Vec::new();
+                self.consumer_free = Vec::new();
+            }
+            return;
+        }
         if let Decoded::Full(index) = slot.decode() {
             if let Some(full) = self.full.get_mut(index) {
                 if full.take().is_some() {
@@ -250,6 +286,42 @@ impl GroupStore {
                 Some(Cow::Owned(group))
             }
             Decoded::Full(index) => self.full_at(index).map(Cow::Borrowed),
+            Decoded::Consumer(_) => None,
+        }
+    }
+
+    /// The consumer-protocol group `slot` holds, if it holds one.
+    pub(crate) fn consumer_group(&self, slot: GroupRef) -> Option<&ConsumerGroup> {
+        match slot.decode() {
+            Decoded::Consumer(index) => self.consumer.get(index)?.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The consumer-protocol group `slot` holds, made one first if it holds anything else
+    /// (a consumer record replaces a classic group: decide tombstones it first on an upgrade).
+    pub(crate) fn consumer_group_mut(&mut self, slot: &mut GroupRef) -> Option<&mut ConsumerGroup> {
+        if !slot.is_consumer() {
+            self.remove(slot);
+            let boxed = Some(Box::default());
+            let index = match self.consumer_free.pop() {
+                Some(index) => {
+                    if let Some(free) = self.consumer.get_mut(index as usize) {
+                        *free = boxed;
+                    }
+                    index
+                }
+                None => {
+                    let index = u32::try_from(self.consumer.len()).unwrap_or(u32::MAX);
+                    self.consumer.push(boxed);
+                    index
+                }
+            };
+            *slot = GroupRef::consumer(index);
+        }
+        match slot.decode() {
+            Decoded::Consumer(index) => self.consumer.get_mut(index)?.as_deref_mut(),
+            _ => None,
         }
     }
 
@@ -258,7 +330,7 @@ impl GroupStore {
     pub(crate) fn full_group(&self, slot: GroupRef) -> Option<&ClassicGroup> {
         match slot.decode() {
             Decoded::Full(index) => self.full_at(index),
-            Decoded::None | Decoded::Idle { .. } => None,
+            Decoded::None | Decoded::Idle { .. } | Decoded::Consumer(_) => None,
         }
     }
 
@@ -271,6 +343,12 @@ impl GroupStore {
         match slot.decode() {
             Decoded::None | Decoded::Idle { .. } => GroupState::Empty,
             Decoded::Full(index) => self.full_at(index).map_or(GroupState::Empty, |g| g.state),
+            // The closest classic state, for callers that only know classic states: a
+            // consumer group is Empty without members and active otherwise.
+            Decoded::Consumer(_) => match self.consumer_group(slot) {
+                Some(g) if !g.members.is_empty() => GroupState::Stable,
+                _ => GroupState::Empty,
+            },
         }
     }
 
@@ -280,6 +358,7 @@ impl GroupStore {
             Decoded::None => None,
             Decoded::Idle { protocol_type, .. } => protocol_type.name(),
             Decoded::Full(index) => self.full_at(index).and_then(|g| g.protocol_type.as_deref()),
+            Decoded::Consumer(_) => Some(CONSUMER_PROTOCOL_TYPE),
         };
         name.unwrap_or_default()
     }

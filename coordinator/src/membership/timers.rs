@@ -92,7 +92,7 @@ pub(crate) fn decide(
                 }
             }
         }
-        TimerKey::OffsetsRetention => {}
+        TimerKey::OffsetsRetention | TimerKey::ConsumerRebalance { .. } => {}
     }
     fx.finish(&start, group, Reply::Done)
 }

@@ -37,6 +37,16 @@ fn validate(
     if c.group_id.as_str().len() > config.group_id_max_bytes {
         return Err(ErrorKind::InvalidGroupId);
     }
+    if let Some(group) = groups.consumer_group(c.group_id.as_str()) {
+        // `GenerationIdOrMemberEpoch` is the member epoch for a consumer-protocol group.
+        crate::group::consumer::validate_offset_commit(
+            group,
+            &c.member_id,
+            c.generation.0,
+            c.api_version,
+        )?;
+        return Ok(None);
+    }
     let Some(group) = groups.classic_group(&c.group_id) else {
         if c.generation.0 < 0 {
             return Ok(None);

@@ -20,6 +20,13 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &DeleteOffsets) ->
     if invalid_member_api_group_id(config, &c.group_id) {
         return fail(ErrorKind::InvalidGroupId);
     }
+    if let Some(group) = groups.consumer_group(c.group_id.as_str()) {
+        // Kafka's ConsumerGroup.validateOffsetDelete accepts any state; a subscribed topic's
+        // offsets stay.
+        return delete_unless(groups, c, |topic| {
+            crate::group::consumer::is_subscribed_to(group, topic)
+        });
+    }
     let Some(group) = groups.classic_group(&c.group_id) else {
         return fail(ErrorKind::GroupIdNotFound);
     };
@@ -28,13 +35,24 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &DeleteOffsets) ->
         return fail(ErrorKind::NonEmptyGroup);
     }
     let subscribed = group.subscribed_topics();
+    delete_unless(groups, c, |topic| {
+        group.is_subscribed_to(topic, subscribed.as_ref())
+    })
+}
+
+/// Tombstones the requested offsets of every known topic the group does not use.
+fn delete_unless(
+    groups: &GroupIndex,
+    c: &DeleteOffsets,
+    subscribed: impl Fn(&str) -> bool,
+) -> Outcome {
     let offsets = groups.group_offsets(&c.group_id);
     let mut records = Vec::new();
     let mut topics = Vec::with_capacity(c.topics.len());
     for topic in &c.topics {
         let error = if !topic.topic_known {
             Some(ErrorKind::UnknownTopicOrPartition)
-        } else if group.is_subscribed_to(topic.name.as_str(), subscribed.as_ref()) {
+        } else if subscribed(topic.name.as_str()) {
             Some(ErrorKind::GroupSubscribedToTopic)
         } else {
             None
@@ -63,6 +81,7 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &DeleteOffsets) ->
         }),
         member_replies: Vec::new(),
         timers: Vec::new(),
+        assignments: Vec::new(),
     }
 }
 
@@ -86,5 +105,6 @@ pub(crate) fn topics_deleted(groups: &GroupIndex, topics: &[TopicName]) -> Outco
         reply: Reply::Done,
         member_replies: Vec::new(),
         timers: Vec::new(),
+        assignments: Vec::new(),
     }
 }

@@ -20,6 +20,19 @@ pub(crate) fn read(config: &Config, groups: &GroupIndex, c: &FetchOffsets) -> Re
                     topics: Vec::new(),
                 };
             }
+            if let Some(group) = groups.consumer_group(request.group_id.as_str()) {
+                if let Err(error) = crate::group::consumer::validate_offset_fetch(
+                    group,
+                    request.member_id.as_ref().filter(|m| !m.is_empty()),
+                    request.member_epoch,
+                ) {
+                    return FetchedGroup {
+                        group_id: request.group_id.clone(),
+                        error: Some(error),
+                        topics: Vec::new(),
+                    };
+                }
+            }
             let offsets = groups.group_offsets(&request.group_id);
             let topics = match &request.topics {
                 None => offsets

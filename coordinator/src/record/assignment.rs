@@ -13,6 +13,11 @@ pub struct Assignment {
 }
 
 impl Assignment {
+    /// The empty set, for statics.
+    pub const EMPTY: Assignment = Assignment {
+        topics: BTreeMap::new(),
+    };
+
     pub fn new() -> Assignment {
         Assignment::default()
     }
@@ -31,7 +36,6 @@ impl Assignment {
     }
 
     /// One topic's partitions, already sorted and unique (the codec checks it on decode).
-    #[allow(dead_code)] // used by the consumer-group record codec
     pub(crate) fn from_sorted_topics(topics: BTreeMap<TopicId, Vec<PartitionIndex>>) -> Assignment {
         Assignment {
             topics: topics.into_iter().filter(|(_, p)| !p.is_empty()).collect(),

@@ -46,34 +46,34 @@ pub enum DecodeError {
     Unordered { field: &'static str },
 }
 
-struct Writer(Vec<u8>);
+pub(super) struct Writer(pub(super) Vec<u8>);
 
 impl Writer {
-    fn u8(&mut self, v: u8) {
+    pub(super) fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
-    fn u16(&mut self, v: u16) {
+    pub(super) fn u16(&mut self, v: u16) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
-    fn i32(&mut self, v: i32) {
+    pub(super) fn i32(&mut self, v: i32) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
-    fn i64(&mut self, v: i64) {
+    pub(super) fn i64(&mut self, v: i64) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
-    fn len(&mut self, n: usize) {
+    pub(super) fn len(&mut self, n: usize) {
         // Every length we write is bounded by the coordinator's limits, far below 4 GiB.
         self.0
             .extend_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_be_bytes());
     }
-    fn bytes(&mut self, v: &[u8]) {
+    pub(super) fn bytes(&mut self, v: &[u8]) {
         self.len(v.len());
         self.0.extend_from_slice(v);
     }
-    fn str(&mut self, v: &str) {
+    pub(super) fn str(&mut self, v: &str) {
         self.bytes(v.as_bytes());
     }
-    fn opt_str(&mut self, v: Option<&str>) {
+    pub(super) fn opt_str(&mut self, v: Option<&str>) {
         match v {
             None => self.u8(0),
             Some(s) => {
@@ -82,7 +82,7 @@ impl Writer {
             }
         }
     }
-    fn opt_i64(&mut self, v: Option<i64>) {
+    pub(super) fn opt_i64(&mut self, v: Option<i64>) {
         match v {
             None => self.u8(0),
             Some(x) => {
@@ -93,10 +93,10 @@ impl Writer {
     }
 }
 
-struct Reader<'a>(&'a [u8]);
+pub(super) struct Reader<'a>(pub(super) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
+    pub(super) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
         if self.0.len() < n {
             return Err(DecodeError::Truncated { field });
         }
@@ -104,7 +104,10 @@ impl<'a> Reader<'a> {
         self.0 = tail;
         Ok(head)
     }
-    fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
+    pub(super) fn array<const N: usize>(
+        &mut self,
+        field: &'static str,
+    ) -> Result<[u8; N], DecodeError> {
         let (head, tail) = self
             .0
             .split_first_chunk::<N>()
@@ -112,59 +115,66 @@ impl<'a> Reader<'a> {
         self.0 = tail;
         Ok(*head)
     }
-    fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
+    pub(super) fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
         Ok(self.array::<1>(field)?[0])
     }
-    fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
+    pub(super) fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
         match self.u8(field)? {
             0 => Ok(false),
             1 => Ok(true),
             _ => Err(DecodeError::InvalidField { field }),
         }
     }
-    fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
+    pub(super) fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.array(field)?))
     }
-    fn i32(&mut self, field: &'static str) -> Result<i32, DecodeError> {
+    pub(super) fn i32(&mut self, field: &'static str) -> Result<i32, DecodeError> {
         Ok(i32::from_be_bytes(self.array(field)?))
     }
-    fn i64(&mut self, field: &'static str) -> Result<i64, DecodeError> {
+    pub(super) fn i64(&mut self, field: &'static str) -> Result<i64, DecodeError> {
         Ok(i64::from_be_bytes(self.array(field)?))
     }
     /// A count of elements each at least `min_size` bytes: a count the remaining bytes
     /// cannot hold is rejected before anything is allocated.
-    fn count(&mut self, min_size: usize, field: &'static str) -> Result<usize, DecodeError> {
+    pub(super) fn count(
+        &mut self,
+        min_size: usize,
+        field: &'static str,
+    ) -> Result<usize, DecodeError> {
         let n = u32::from_be_bytes(self.array(field)?) as usize;
         if n.saturating_mul(min_size.max(1)) > self.0.len() {
             return Err(DecodeError::Truncated { field });
         }
         Ok(n)
     }
-    fn bytes(&mut self, field: &'static str) -> Result<&'a [u8], DecodeError> {
+    pub(super) fn bytes(&mut self, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let n = u32::from_be_bytes(self.array(field)?) as usize;
         self.take(n, field)
     }
-    fn string(&mut self, field: &'static str) -> Result<String, DecodeError> {
+    pub(super) fn string(&mut self, field: &'static str) -> Result<String, DecodeError> {
         let raw = self.bytes(field)?;
         std::str::from_utf8(raw)
             .map(str::to_owned)
             .map_err(|_| DecodeError::InvalidUtf8 { field })
     }
-    fn opt_string(&mut self, field: &'static str) -> Result<Option<String>, DecodeError> {
+    pub(super) fn opt_string(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<String>, DecodeError> {
         if self.bool(field)? {
             Ok(Some(self.string(field)?))
         } else {
             Ok(None)
         }
     }
-    fn opt_i64(&mut self, field: &'static str) -> Result<Option<i64>, DecodeError> {
+    pub(super) fn opt_i64(&mut self, field: &'static str) -> Result<Option<i64>, DecodeError> {
         if self.bool(field)? {
             Ok(Some(self.i64(field)?))
         } else {
             Ok(None)
         }
     }
-    fn finish(self) -> Result<(), DecodeError> {
+    pub(super) fn finish(self) -> Result<(), DecodeError> {
         if self.0.is_empty() {
             Ok(())
         } else {
@@ -190,6 +200,7 @@ pub(crate) fn encode_key(key: &RecordKey) -> Vec<u8> {
             w.u16(KEY_GROUP_METADATA);
             w.str(group_id.as_str());
         }
+        other => super::codec_consumer::encode_key(&mut w, other),
     }
     w.0
 }
@@ -205,7 +216,7 @@ pub(crate) fn decode_key(bytes: &[u8]) -> Result<RecordKey, DecodeError> {
         KEY_GROUP_METADATA => RecordKey::GroupMetadata {
             group_id: GroupId::new(r.string("group id")?),
         },
-        other => return Err(DecodeError::UnknownRecordType(other)),
+        other => super::codec_consumer::decode_key(&mut r, other)?,
     };
     r.finish()?;
     Ok(key)
@@ -215,6 +226,7 @@ pub(crate) fn encode_value(record: &Record) -> Vec<u8> {
     let mut w = Writer(Vec::new());
     match record {
         Record::OffsetCommit { value: None, .. } | Record::GroupMetadata { value: None, .. } => {}
+        other if other.is_tombstone() => {}
         Record::OffsetCommit { value: Some(v), .. } => {
             w.u16(OFFSET_COMMIT_VERSION);
             w.i64(v.offset.0);
@@ -227,6 +239,7 @@ pub(crate) fn encode_value(record: &Record) -> Vec<u8> {
             w.u16(GROUP_METADATA_VERSION);
             encode_group(&mut w, g);
         }
+        other => super::codec_consumer::encode_value(&mut w, other),
     }
     w.0
 }
@@ -353,6 +366,7 @@ pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
             };
             Ok(Record::GroupMetadata { group_id, value })
         }
+        other => super::codec_consumer::decode_value(other, value),
     }
 }
 

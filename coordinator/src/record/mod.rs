@@ -9,9 +9,14 @@ use serde::{Deserialize, Serialize};
 
 pub mod assignment;
 pub mod codec;
+mod codec_consumer;
+pub mod consumer_group;
 pub mod group_metadata;
 pub mod offset_commit;
 
+use crate::ids::MemberId;
+use assignment::Assignment;
+use consumer_group::{ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, TopicValue};
 use group_metadata::ClassicGroup;
 use offset_commit::OffsetCommitValue;
 
@@ -25,6 +30,24 @@ pub enum RecordKey {
     },
     GroupMetadata {
         group_id: GroupId,
+    },
+    ConsumerGroup {
+        group_id: GroupId,
+    },
+    ConsumerMember {
+        group_id: GroupId,
+        member_id: MemberId,
+    },
+    ConsumerTarget {
+        group_id: GroupId,
+        member_id: MemberId,
+    },
+    ConsumerCurrent {
+        group_id: GroupId,
+        member_id: MemberId,
+    },
+    Topic {
+        name: TopicName,
     },
 }
 
@@ -45,6 +68,34 @@ pub enum Record {
         group_id: GroupId,
         value: Option<Box<ClassicGroup>>,
     },
+    /// A consumer-protocol group's epochs, or the group's deletion.
+    ConsumerGroup {
+        group_id: GroupId,
+        value: Option<ConsumerGroupValue>,
+    },
+    /// A consumer-protocol member's metadata, or its removal.
+    ConsumerMember {
+        group_id: GroupId,
+        member_id: MemberId,
+        value: Option<Box<ConsumerMemberValue>>,
+    },
+    /// A consumer-protocol member's target assignment.
+    ConsumerTarget {
+        group_id: GroupId,
+        member_id: MemberId,
+        value: Option<Assignment>,
+    },
+    /// A consumer-protocol member's current assignment and reconciliation state.
+    ConsumerCurrent {
+        group_id: GroupId,
+        member_id: MemberId,
+        value: Option<Box<CurrentAssignment>>,
+    },
+    /// A topic as the coordinator knows it (id, partition count), or its deletion.
+    Topic {
+        name: TopicName,
+        value: Option<TopicValue>,
+    },
 }
 
 impl Record {
@@ -63,6 +114,34 @@ impl Record {
             Record::GroupMetadata { group_id, .. } => RecordKey::GroupMetadata {
                 group_id: group_id.clone(),
             },
+            Record::ConsumerGroup { group_id, .. } => RecordKey::ConsumerGroup {
+                group_id: group_id.clone(),
+            },
+            Record::ConsumerMember {
+                group_id,
+                member_id,
+                ..
+            } => RecordKey::ConsumerMember {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+            },
+            Record::ConsumerTarget {
+                group_id,
+                member_id,
+                ..
+            } => RecordKey::ConsumerTarget {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+            },
+            Record::ConsumerCurrent {
+                group_id,
+                member_id,
+                ..
+            } => RecordKey::ConsumerCurrent {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+            },
+            Record::Topic { name, .. } => RecordKey::Topic { name: name.clone() },
         }
     }
 
@@ -70,6 +149,11 @@ impl Record {
         match self {
             Record::OffsetCommit { value, .. } => value.is_none(),
             Record::GroupMetadata { value, .. } => value.is_none(),
+            Record::ConsumerGroup { value, .. } => value.is_none(),
+            Record::ConsumerMember { value, .. } => value.is_none(),
+            Record::ConsumerTarget { value, .. } => value.is_none(),
+            Record::ConsumerCurrent { value, .. } => value.is_none(),
+            Record::Topic { value, .. } => value.is_none(),
         }
     }
 }

@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 pub const GROUP: &str = "g";
 pub const TOPIC: &str = "orders";
 
+pub mod consumer;
+
 /// The latest record per key, in the order of their last write: what `compaction` keeps.
 pub fn compact(records: &[Record]) -> Vec<Record> {
     let mut last: BTreeMap<RecordKey, usize> = BTreeMap::new();
@@ -137,6 +139,18 @@ impl Harness {
         TimestampMs(self.now)
     }
 
+    pub fn arm_ops(&mut self, ops: &[TimerOp]) {
+        self.arm(ops);
+    }
+
+    pub fn nonce_bump(&mut self) {
+        self.nonce += 1;
+    }
+
+    pub fn nonce(&self) -> u128 {
+        self.nonce
+    }
+
     fn arm(&mut self, ops: &[TimerOp]) {
         for op in ops {
             match op {
@@ -169,6 +183,7 @@ impl Harness {
             assert_eq!(*follower, self.state, "a follower diverged");
         }
         self.check_replay();
+        self.check_ownership();
         outcome
     }
 

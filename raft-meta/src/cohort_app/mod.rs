@@ -248,6 +248,21 @@ impl CohortApp {
                     })
                     .collect();
                 if !created.is_empty() {
+                    // The coordinator's topic image follows in the same log position on every
+                    // replica: consumer groups subscribed to a new topic get a new epoch.
+                    let outcome = self.coordinator.apply(&WriteCommand::TopicsChanged(
+                        coordinator::TopicsChanged {
+                            now_ms: TimestampMs(0),
+                            upserted: created.iter().map(|t| topic_metadata(t)).collect(),
+                            deleted: Vec::new(),
+                        },
+                    ));
+                    self.emit(Effect::Group {
+                        origin: None,
+                        index,
+                        fired: None,
+                        outcome,
+                    });
                     self.emit(Effect::TopicsChanged {
                         created,
                         deleted: Vec::new(),
@@ -267,10 +282,13 @@ impl CohortApp {
                     })
                     .collect();
                 if !deleted.is_empty() {
-                    let outcome = self.coordinator.apply(&WriteCommand::TopicsDeleted {
-                        topics: deleted.iter().map(|t| TopicName::new(&*t.name)).collect(),
-                        now_ms,
-                    });
+                    let outcome = self.coordinator.apply(&WriteCommand::TopicsChanged(
+                        coordinator::TopicsChanged {
+                            now_ms,
+                            upserted: Vec::new(),
+                            deleted: deleted.iter().map(|t| TopicName::new(&*t.name)).collect(),
+                        },
+                    ));
                     self.emit(Effect::Group {
                         origin: None,
                         index,
@@ -377,11 +395,23 @@ impl Application for CohortApp {
                 }
             }
         }
+        // A snapshot written before the coordinator kept a topic image has none: rebuild it
+        // from the topic table (the same on every replica restoring this snapshot).
+        coordinator.sync_topic_image(topics.iter().map(topic_metadata));
         self.coordinator = coordinator;
         self.topics.restore(topics);
         self.cluster = cluster;
         self.emit(Effect::Restored);
         Ok(())
+    }
+}
+
+/// A topic as the coordinator's image holds it.
+fn topic_metadata(t: &TopicMeta) -> coordinator::TopicMetadata {
+    coordinator::TopicMetadata {
+        name: TopicName::new(&*t.name),
+        id: coordinator::TopicId(t.id),
+        partitions: i32::try_from(t.partitions.len()).unwrap_or(i32::MAX),
     }
 }
 
