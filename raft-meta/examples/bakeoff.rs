@@ -19,14 +19,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../testkit/kv.rs"]
+mod kv;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use kv::{KvApp, KvCommand};
 use openraft::storage::{RaftLogStorage, RaftLogStorageExt};
 use openraft::{CommittedLeaderId, EntryPayload, LogId};
-use raft_meta::kv::{KvApp, KvCommand};
 use raft_meta::store::{LogStore, StoreProbe};
 use raft_meta::types::Entry;
 use raft_meta::{

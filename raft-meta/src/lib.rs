@@ -17,8 +17,9 @@
 //! The machinery (node, batcher, stores, state machine, network, elections) never looks inside
 //! a command: it replicates opaque bytes for an [`Application`]. [`cohort_app::CohortApp`] is the
 //! application the broker runs (the group coordinator, topic metadata and the cluster record in
-//! one state machine); [`kv::KvApp`], a key-value store, exercises the machinery alone in tests,
-//! the crash-test node and the bake-off.
+//! one state machine). A key-value demo application that exercises the machinery alone is not
+//! part of the library: it lives in `testkit/kv.rs`, compiled into the tests, the crash-test node
+//! (`testkit/kvnode.rs`, binary `raft-meta-kvnode`) and the bake-off example.
 
 pub mod app;
 mod batcher;
@@ -26,7 +27,6 @@ pub mod cohort_app;
 mod control;
 mod election;
 pub mod error;
-pub mod kv;
 pub mod metrics;
 pub mod network;
 pub mod node;

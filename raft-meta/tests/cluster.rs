@@ -6,8 +6,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::kv::KvApp;
 use common::*;
-use raft_meta::kv::KvApp;
 use raft_meta::{Bootstrap, MetaNode, RaftStore, WriteError};
 use tokio::net::TcpListener;
 

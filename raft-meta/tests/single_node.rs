@@ -6,8 +6,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::kv::KvReply;
 use common::*;
-use raft_meta::kv::KvReply;
 use raft_meta::{Bootstrap, RaftStore};
 use tokio::net::TcpListener;
 

@@ -1,8 +1,11 @@
 //! openraft's storage conformance suite on every log store, paired with our state machine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../testkit/kv.rs"]
+mod kv;
+
+use kv::KvApp;
 use openraft::testing::{StoreBuilder, Suite};
-use raft_meta::kv::KvApp;
 use raft_meta::store::{LogStore, RaftStore, StoreProbe};
 use raft_meta::types::{StorageError, TypeConfig};
 use raft_meta::StateMachine;

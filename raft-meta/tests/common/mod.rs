@@ -1,11 +1,14 @@
 //! Helpers shared by the in-process cluster tests.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "../../testkit/kv.rs"]
+pub mod kv;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use raft_meta::kv::{KvApp, KvCommand, KvReply};
+use kv::{KvApp, KvCommand, KvReply};
 use raft_meta::{Bootstrap, MetaNode, NodeConfig, PeerSpec, RaftStore, Tuning, WriteError};
 use tokio::net::TcpListener;
 

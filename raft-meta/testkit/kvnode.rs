@@ -11,6 +11,9 @@
 //! client lines:  PUT k v | GET k | LOCALGET k | COUNT | LOCALCOUNT | STATUS | ADDVOTER id raft kafka | REMOVEVOTER id
 //! ```
 
+#[path = "kv.rs"]
+mod kv;
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use raft_meta::kv::{KvApp, KvCommand, KvReply};
+use kv::{KvApp, KvCommand, KvReply};
 use raft_meta::{
     Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec, RaftStore, ReadError, Tuning, WriteError,
 };

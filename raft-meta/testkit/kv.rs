@@ -1,13 +1,16 @@
 //! A key-value application that exercises the Raft machinery on its own: `Put`/`Delete` go through
-//! the log, `get` reads the applied state. Used by the tests, the crash-test node and the bake-off.
+//! the log, `get` reads the applied state. Not part of the library: the in-process tests
+//! (`tests/common`), the crash-test node (`testkit/kvnode.rs`) and the bake-off example each
+//! compile it in with `#[path]`, and each uses a different part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{Application, Record, RestoreError};
-use crate::types::LogIndex;
+use raft_meta::app::{Application, Record, RestoreError};
+use raft_meta::types::LogIndex;
 
 /// Keys and values are bounded so a bad command cannot grow one record without limit.
 pub const KV_KEY_BYTES_MAX: usize = 4 * 1024;
@@ -138,77 +141,5 @@ impl Application for KvApp {
         self.entries = records.into_iter().map(|r| (r.key, r.value)).collect();
         self.last_index = None;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn put(k: &str, v: &str) -> Bytes {
-        KvCommand::Put {
-            key: Bytes::from(k.to_owned()),
-            value: Bytes::from(v.to_owned()),
-        }
-        .encode()
-    }
-
-    #[test]
-    fn put_then_delete_reports_previous_values() {
-        let mut app = KvApp::new();
-        let r1 = KvReply::decode(&app.apply(LogIndex(1), &put("a", "1"))).unwrap();
-        assert_eq!(r1, KvReply::Done { previous: None });
-        let r2 = KvReply::decode(&app.apply(LogIndex(2), &put("a", "2"))).unwrap();
-        assert_eq!(
-            r2,
-            KvReply::Done {
-                previous: Some(Bytes::from_static(b"1"))
-            }
-        );
-        let del = KvCommand::Delete {
-            key: Bytes::from_static(b"a"),
-        }
-        .encode();
-        let r3 = KvReply::decode(&app.apply(LogIndex(3), &del)).unwrap();
-        assert_eq!(
-            r3,
-            KvReply::Done {
-                previous: Some(Bytes::from_static(b"2"))
-            }
-        );
-        assert!(app.is_empty());
-    }
-
-    #[test]
-    fn garbage_command_is_rejected_without_changing_state() {
-        let mut app = KvApp::new();
-        app.apply(LogIndex(1), &put("k", "v"));
-        let reply = KvReply::decode(&app.apply(LogIndex(2), &[0xff, 0xff, 0xff])).unwrap();
-        assert!(matches!(reply, KvReply::Rejected { .. }));
-        assert_eq!(app.get(b"k"), Some(Bytes::from_static(b"v")));
-    }
-
-    #[test]
-    fn oversized_value_is_rejected() {
-        let mut app = KvApp::new();
-        let big = KvCommand::Put {
-            key: Bytes::from_static(b"k"),
-            value: Bytes::from(vec![0u8; KV_VALUE_BYTES_MAX + 1]),
-        }
-        .encode();
-        let reply = KvReply::decode(&app.apply(LogIndex(1), &big)).unwrap();
-        assert!(matches!(reply, KvReply::Rejected { .. }));
-        assert!(app.is_empty());
-    }
-
-    #[test]
-    fn restore_round_trips_snapshot_records() {
-        let mut app = KvApp::new();
-        for i in 0..10 {
-            app.apply(LogIndex(i), &put(&format!("k{i}"), &format!("v{i}")));
-        }
-        let mut other = KvApp::new();
-        other.restore(app.snapshot_records()).unwrap();
-        assert_eq!(other.entries, app.entries);
     }
 }
