@@ -83,6 +83,9 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
         BrokerError::Lookup(e) => match e {
             LookupError::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
             LookupError::NotLeader { .. } => ErrorCode::NotLeaderOrFollower,
+            // This replica has not become the partition's leader yet, as a Kafka broker that
+            // is still loading answers: clients refresh metadata and retry.
+            LookupError::NotReconciled => ErrorCode::NotLeaderOrFollower,
             LookupError::Storage(e) => log_error(e),
         },
         BrokerError::Append(e) => match e {
@@ -215,6 +218,10 @@ mod tests {
             ),
             (
                 LookupError::NotLeader { leader: 2 }.into(),
+                ErrorCode::NotLeaderOrFollower,
+            ),
+            (
+                LookupError::NotReconciled.into(),
                 ErrorCode::NotLeaderOrFollower,
             ),
             (

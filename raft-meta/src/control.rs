@@ -3,16 +3,17 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use openraft::error::{ClientWriteError, RaftError};
+use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
 use openraft::storage::RaftLogStorage;
 use openraft::{ChangeMembers, ServerState};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::batcher::PendingWrite;
 use crate::election::{grant_pre_vote, ElectionTiming, LeaderContact};
-use crate::error::{MembershipError, WriteError};
+use crate::error::{MembershipError, ReadError, WriteError};
 use crate::network::rpc::{Forwarded, PreVoteRequest, PreVoteResponse};
 use crate::node::COMMAND_BYTES_MAX;
 use crate::status::{ClusterStatus, LeaderInfo};
@@ -32,6 +33,8 @@ pub(crate) struct Control {
     pub timing: ElectionTiming,
     pub writes: mpsc::Sender<PendingWrite>,
     pub applied: AppliedIndex,
+    /// Bound on a linearizable read's leadership check.
+    pub request_timeout: Duration,
 }
 
 pub(crate) fn role_name(state: ServerState) -> &'static str {
@@ -91,6 +94,30 @@ impl Control {
             reply,
             applied_index: (self.applied)().unwrap_or(0),
         })
+    }
+
+    /// The index a node must have applied to know everything committed so far: confirms this
+    /// node's leadership with a quorum, waits until it has applied its read index (at least its
+    /// own term's first entry, so at least every entry any earlier leader committed), returns it.
+    /// `None` when nothing was ever committed.
+    pub async fn read_index(&self) -> Result<Option<u64>, ReadError> {
+        match tokio::time::timeout(self.request_timeout, self.raft.ensure_linearizable()).await {
+            Ok(Ok(read_log_id)) => Ok(read_log_id.map(|l| l.index)),
+            Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => {
+                Err(ReadError::NotLeader {
+                    leader: fwd
+                        .leader_id
+                        .zip(fwd.leader_node)
+                        .map(|(node_id, info)| LeaderInfo { node_id, info }),
+                })
+            }
+            Ok(Err(RaftError::Fatal(_))) => Err(ReadError::ShuttingDown),
+            Ok(Err(e)) => Err(ReadError::Raft(e.to_string())),
+            Err(_) => Err(ReadError::Raft(format!(
+                "leadership not confirmed within {} ms",
+                self.request_timeout.as_millis()
+            ))),
+        }
     }
 
     /// Answers a pre-vote (see `election`); granting holds back this node's own campaign for a

@@ -285,6 +285,7 @@ impl<A: Application> MetaNode<A> {
             timing,
             writes,
             applied: Arc::new(move || applied_sm.last_applied().map(|l| l.index)),
+            request_timeout: tuning.request_timeout,
         };
 
         let mut tasks = Vec::new();
@@ -481,6 +482,70 @@ impl<A: Application> MetaNode<A> {
             ) {
                 return;
             }
+        }
+    }
+
+    /// Waits until this node has applied everything committed cluster-wide before the call: it
+    /// asks the current leader for its read index (the leader confirms its office with a
+    /// quorum first; this node, if it leads) and waits to apply up to it. Afterwards the applied
+    /// state is at least as new as anything this node (any earlier run of it included) ever
+    /// applied, which is what deciding that some local data is stale needs. Fails after
+    /// `limit` without a leader, a quorum, or the entries. Returns the index caught up to.
+    pub async fn wait_caught_up_with_leader(
+        &self,
+        limit: Duration,
+    ) -> Result<Option<u64>, ReadError> {
+        let deadline = Instant::now() + limit;
+        let mut leader_watch = self.leader.clone();
+        let left = || deadline.saturating_duration_since(Instant::now());
+        let leader =
+            match tokio::time::timeout(left(), leader_watch.wait_for(Option::is_some)).await {
+                Ok(Ok(leader)) => leader.clone(),
+                _ => {
+                    return Err(ReadError::Raft(format!(
+                        "no leader known within {} ms",
+                        limit.as_millis()
+                    )))
+                }
+            };
+        let Some(leader) = leader else {
+            return Err(ReadError::Raft("no leader known".to_owned()));
+        };
+        let index = if leader.node_id == self.node_id {
+            self.control.read_index().await?
+        } else {
+            let answer = self
+                .network
+                .call(leader.node_id, &leader.info, &RpcRequest::ReadIndex, left())
+                .await
+                .map_err(|e| ReadError::Raft(e.to_string()))?;
+            match answer {
+                RpcResponse::ReadIndex(Ok(index)) => index,
+                RpcResponse::ReadIndex(Err(reason)) => {
+                    return Err(ReadError::Raft(format!(
+                        "leader {} gave no read index: {reason}",
+                        leader.node_id
+                    )))
+                }
+                _ => {
+                    return Err(ReadError::Raft(format!(
+                        "node {} answered a read index request with something else",
+                        leader.node_id
+                    )))
+                }
+            }
+        };
+        let Some(index) = index else {
+            return Ok(None);
+        };
+        self.wait_applied(index, deadline).await;
+        match self.sm.last_applied() {
+            Some(applied) if applied.index >= index => Ok(Some(index)),
+            applied => Err(ReadError::Raft(format!(
+                "applied {:?} of the leader's read index {index} within {} ms",
+                applied.map(|l| l.index),
+                limit.as_millis()
+            ))),
         }
     }
 

@@ -6,12 +6,21 @@
 //! ```
 //!
 //! Partitions open lazily, on first use, after checking the catalog says the topic exists and
-//! this node leads the partition. A deleted topic's directories go with it; directories whose
-//! marker names no current topic (a crash between the catalog change and the removal, or a
-//! topic re-created under the same name) are removed at startup and skipped at open.
+//! this node leads the partition.
+//!
+//! Partition data is deleted only on proof that its topic is gone: the applied deletion of
+//! that exact topic id ([`DataPlane::remove_topic`], driven by the DeleteTopics apply). A
+//! directory the catalog does not account for (no topic of its id, no readable marker) may
+//! only look orphaned because this node's applied state is behind — after a restart it has
+//! applied only what its log store recorded as committed, a mark written lazily — so it is left
+//! alone until the node has caught up with the leader's commit index ([`DataPlane::reconcile`],
+//! see `reconcile`), and even then only moved aside under `<data-dir>/stray/`, never deleted.
+//! Until then a partition whose directory belongs to another incarnation of its topic is not
+//! served (retriable NOT_LEADER_OR_FOLLOWER) rather than overwritten.
 
 pub mod partition;
 pub mod producers;
+pub mod reconcile;
 pub mod records;
 
 use std::collections::HashMap;
@@ -19,6 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use compaction::LogError;
+use tokio::sync::watch;
 
 pub use partition::{AppendError, Appended, Appending, Partition, ReadBatches, ReadError};
 pub use records::{FetchRecords, RecordPart};
@@ -37,6 +47,10 @@ pub enum LookupError {
         /// The leader's node id.
         leader: i32,
     },
+    /// Its directory holds another incarnation of the topic and this node has not caught up
+    /// with the leader yet, so which one is current is not known for sure.
+    #[error("the partition's data is not reconciled with the topic list yet")]
+    NotReconciled,
     /// Its log could not be opened.
     #[error(transparent)]
     Storage(#[from] LogError),
@@ -45,6 +59,11 @@ pub enum LookupError {
 /// Every partition this node serves.
 pub struct DataPlane {
     topics_dir: PathBuf,
+    /// Where directories no topic owns are moved once the node has caught up.
+    stray_dir: PathBuf,
+    /// Set once this node's applied topic list is known to be as new as the leader's
+    /// (`reconcile`): only then does a directory's absence from it mean anything.
+    reconciled: watch::Sender<bool>,
     catalog: Arc<dyn TopicCatalog>,
     local_node: i32,
     sync_before_ack: bool,
@@ -62,7 +81,7 @@ impl std::fmt::Debug for DataPlane {
 }
 
 impl DataPlane {
-    /// Prepares `<data_dir>/topics` and removes directories no current topic owns.
+    /// Prepares `<data_dir>/topics`. Removes nothing: see [`DataPlane::reconcile`].
     pub fn open(
         data_dir: &Path,
         catalog: Arc<dyn TopicCatalog>,
@@ -71,55 +90,72 @@ impl DataPlane {
     ) -> Result<DataPlane, LogError> {
         let topics_dir = data_dir.join("topics");
         compaction::create_dir_durably(&topics_dir)?;
-        let plane = DataPlane {
+        let (reconciled, _) = watch::channel(false);
+        Ok(DataPlane {
             topics_dir,
+            stray_dir: data_dir.join(reconcile::STRAY_DIR),
+            reconciled,
             catalog,
             local_node,
             sync_before_ack,
             partitions: RwLock::new(HashMap::new()),
             opening: Mutex::new(()),
-        };
-        plane.remove_orphans()?;
-        Ok(plane)
+        })
     }
 
     fn partition_dir(&self, topic: &str, index: i32) -> PathBuf {
         self.topics_dir.join(format!("{topic}-{index}"))
     }
 
-    fn remove_orphans(&self) -> Result<(), LogError> {
-        let listing = std::fs::read_dir(&self.topics_dir).map_err(|e| LogError::Io {
-            op: "list directory",
-            path: self.topics_dir.clone(),
-            source: e,
-        })?;
-        let mut removed = false;
-        for entry in listing.flatten() {
-            let path = entry.path();
-            if !path.is_dir() {
+    /// Call once this node's catalog is at least as new as the leader's commit index of the
+    /// current term (so at least as new as anything this node ever applied): from then on a
+    /// directory the catalog does not account for is known to be of a deleted topic. Moves
+    /// every such directory under `stray/` (one log line each; partitions open right now are
+    /// left to their deletion) and returns how many it moved. Later calls (after a snapshot
+    /// replaced the state, or deletions were missed) sweep again.
+    pub fn reconcile(&self) -> Result<usize, LogError> {
+        let _opening = self.opening.lock().unwrap_or_else(|e| e.into_inner());
+        self.reconciled.send_replace(true);
+        let open: Vec<PathBuf> = self
+            .open_partitions()
+            .iter()
+            .map(|p| p.dir().to_path_buf())
+            .collect();
+        let mut moved = 0;
+        for dir in reconcile::list_dirs(&self.topics_dir)? {
+            if open.contains(&dir) || self.owned(&dir) {
                 continue;
             }
-            let owned = partition::read_marker(&path).is_some_and(|m| {
-                self.catalog.topic(&m.topic).is_some_and(|t| {
-                    t.id == m.topic_id
-                        && path == self.partition_dir(&m.topic, m.partition)
-                        && t.partition(m.partition).is_some()
-                })
-            });
-            if !owned {
-                tracing::warn!(dir = %path.display(), "removing partition data no topic owns");
-                std::fs::remove_dir_all(&path).map_err(|e| LogError::Io {
-                    op: "remove directory",
-                    path: path.clone(),
-                    source: e,
-                })?;
-                removed = true;
-            }
+            reconcile::move_aside(&dir, &self.stray_dir, "no topic owns it")?;
+            moved += 1;
         }
-        if removed {
+        if moved > 0 {
             compaction::sync_dir(&self.topics_dir)?;
         }
-        Ok(())
+        Ok(moved)
+    }
+
+    /// Whether [`DataPlane::reconcile`] has run.
+    pub fn is_reconciled(&self) -> bool {
+        *self.reconciled.borrow()
+    }
+
+    /// Resolves once [`DataPlane::reconcile`] has run.
+    pub async fn wait_reconciled(&self) {
+        let mut rx = self.reconciled.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// Whether the catalog accounts for `dir`: its marker names a current topic id and one of
+    /// its partitions, at the path that partition lives at.
+    fn owned(&self, dir: &Path) -> bool {
+        partition::read_marker(dir).is_some_and(|m| {
+            self.catalog.topic(&m.topic).is_some_and(|t| {
+                t.id == m.topic_id
+                    && dir == self.partition_dir(&m.topic, m.partition)
+                    && t.partition(m.partition).is_some()
+            })
+        })
     }
 
     /// The partition, opened if needed, if the catalog has it and this node leads it.
@@ -170,12 +206,14 @@ impl DataPlane {
         let dir = self.partition_dir(&spec.name, index);
         if let Some(marker) = partition::read_marker(&dir) {
             if marker.topic_id != spec.id {
-                // Data of an earlier topic of the same name.
-                std::fs::remove_dir_all(&dir).map_err(|e| LogError::Io {
-                    op: "remove directory",
-                    path: dir.clone(),
-                    source: e,
-                })?;
+                // Another incarnation of the topic. Once caught up, the catalog's is the
+                // current one, so that one was deleted; before, it may be the catalog that is
+                // stale. Either way its data is kept.
+                if !self.is_reconciled() {
+                    return Err(LookupError::NotReconciled);
+                }
+                reconcile::move_aside(&dir, &self.stray_dir, "another topic id owns the name")?;
+                compaction::sync_dir(&self.topics_dir)?;
             }
         }
         let partition = Arc::new(Partition::open(&dir, spec, index, self.sync_before_ack)?);
@@ -188,8 +226,9 @@ impl DataPlane {
         Ok(partition)
     }
 
-    /// Forgets a deleted topic's partitions and removes their data. Requests still holding a
-    /// partition finish on the unlinked files.
+    /// Forgets a deleted topic's partitions and removes their data: call it only once the
+    /// deletion of `spec` (this exact topic id) is committed and applied. Directories of any
+    /// other id are left alone. Requests still holding a partition finish on the unlinked files.
     pub async fn remove_topic(&self, spec: &TopicSpec) -> Result<(), LogError> {
         {
             let mut map = self.partitions.write().unwrap_or_else(|e| e.into_inner());
@@ -249,9 +288,11 @@ impl DataPlane {
             for index in 0..spec.partition_count() {
                 let p = match self.partition(&spec.name, index).await {
                     Ok(p) => p,
-                    Err(LookupError::NotLeader { .. } | LookupError::UnknownTopicOrPartition) => {
-                        continue
-                    }
+                    Err(
+                        LookupError::NotLeader { .. }
+                        | LookupError::UnknownTopicOrPartition
+                        | LookupError::NotReconciled,
+                    ) => continue,
                     Err(e) => {
                         tracing::error!(topic = %spec.name, partition = index, error = %e,
                             "cannot open partition for retention");

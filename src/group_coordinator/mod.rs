@@ -162,6 +162,8 @@ pub struct GroupCoordinator {
     role: watch::Receiver<Role>,
     in_flight: Arc<Semaphore>,
     topic_events: broadcast::Sender<TopicsChanged>,
+    /// Subscribed before the runtime ran: every topic event this node applied, taken once.
+    topic_events_from_start: std::sync::Mutex<Option<broadcast::Receiver<TopicsChanged>>>,
     runtime_task: JoinHandle<()>,
 }
 
@@ -226,7 +228,7 @@ impl GroupCoordinator {
             effects_wanted,
         } = inbox;
         let (role_tx, role) = watch::channel(Role::Follower);
-        let (topic_events, _) = broadcast::channel(1024);
+        let (topic_events, topic_events_from_start) = broadcast::channel(1024);
         let tokens = Arc::new(TokenSource::new(node_id));
         let expiring_members = Arc::new(AtomicUsize::new(0));
         let writes = wrap(runtime::raft_writes(node.clone()));
@@ -258,6 +260,7 @@ impl GroupCoordinator {
             role,
             in_flight: Arc::new(Semaphore::new(GROUP_REQUESTS_IN_FLIGHT_MAX)),
             topic_events,
+            topic_events_from_start: std::sync::Mutex::new(Some(topic_events_from_start)),
             runtime_task,
         }
     }
@@ -282,9 +285,19 @@ impl GroupCoordinator {
         self.node.leader()
     }
 
-    /// Topic creations and deletions as they are applied on this node.
+    /// Topic creations and deletions as they are applied on this node, from now on.
     pub fn topic_events(&self) -> broadcast::Receiver<TopicsChanged> {
         self.topic_events.subscribe()
+    }
+
+    /// Topic events from the first one this node applied (its start-up replay included), for
+    /// the one caller that must not miss a deletion; later callers get [`GroupCoordinator::topic_events`].
+    pub fn topic_events_from_start(&self) -> broadcast::Receiver<TopicsChanged> {
+        self.topic_events_from_start
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_else(|| self.topic_events.subscribe())
     }
 
     fn check_active(&self) -> Result<(), GroupError> {

@@ -121,6 +121,8 @@ pub(crate) fn raft_writes(node: Arc<MetaNode<CohortApp>>) -> BackgroundWrites {
 pub struct TopicsChanged {
     pub created: Vec<Arc<TopicMeta>>,
     pub deleted: Vec<Arc<TopicMeta>>,
+    /// A snapshot replaced the whole state: topics may have gone without a deletion event.
+    pub restored: bool,
 }
 
 /// How often a new leader checks whether it has applied what was committed before it led.
@@ -527,7 +529,11 @@ impl Runtime {
                 }
             }
             Effect::TopicsChanged { created, deleted } => {
-                let _ = self.topic_events.send(TopicsChanged { created, deleted });
+                let _ = self.topic_events.send(TopicsChanged {
+                    created,
+                    deleted,
+                    restored: false,
+                });
             }
             Effect::Restored => {
                 // The whole state was replaced: what the lag tracker derived from it is stale.
@@ -537,6 +543,7 @@ impl Runtime {
                 let _ = self.topic_events.send(TopicsChanged {
                     created: Vec::new(),
                     deleted: Vec::new(),
+                    restored: true,
                 });
             }
         }

@@ -30,8 +30,8 @@ pub enum ReplicatedStartError {
     Args(#[from] args::ArgsError),
     #[error("raft meta service: {0}")]
     Raft(#[from] raft_meta::StartError),
-    /// The node did not apply its own committed log in time; serving (and pruning partition
-    /// data against a stale topic list) before it has would be wrong.
+    /// The node did not apply its own committed log in time; serving from a topic list older
+    /// than what it knew before it stopped would be wrong.
     #[error("the replicated state did not catch up within {0:?}")]
     NotCaughtUp(Duration),
 }
@@ -89,8 +89,9 @@ pub(crate) async fn start_with(
 
 /// Waits until this node's state reflects everything it knows to be committed: for a
 /// one-voter cluster, until it leads and has applied its whole log; for a cluster node,
-/// until it has applied up to the commit index its log store recorded. The data plane
-/// prunes partition directories against the topic list, so it must not look earlier.
+/// until it has applied up to the commit index its log store recorded (a lazily written
+/// mark, so it serves a fresher topic list; nothing is deleted on the strength of it:
+/// see `data::reconcile`).
 pub async fn wait_caught_up(
     groups: &GroupCoordinator,
     single: bool,
@@ -118,12 +119,15 @@ pub async fn wait_caught_up(
 }
 
 /// Removes this node's partition data of topics deleted through Raft (the node that served
-/// the DeleteTopics removes its own at once; every other node learns it here).
+/// the DeleteTopics removes its own at once; every other node learns it here), from the first
+/// event this node applied on: a deletion replayed at start-up is acted on too. When the state
+/// was replaced by a snapshot or events were missed, the data plane sweeps again instead (which
+/// moves unaccounted directories aside, never deletes them).
 pub async fn follow_topic_deletions(
     groups: Arc<GroupCoordinator>,
     data: Arc<crate::data::DataPlane>,
 ) {
-    let mut events = groups.topic_events();
+    let mut events = groups.topic_events_from_start();
     loop {
         match events.recv().await {
             Ok(change) => {
@@ -133,12 +137,16 @@ pub async fn follow_topic_deletions(
                         tracing::warn!(topic = %spec.name, error = %e, "removing a deleted topic's data");
                     }
                 }
+                if change.restored {
+                    crate::data::reconcile::sweep_again(&data).await;
+                }
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(
                     missed = n,
-                    "topic events lagged; deleted topics' data is removed at next start"
+                    "topic events lagged; directories of deleted topics are moved aside instead"
                 );
+                crate::data::reconcile::sweep_again(&data).await;
             }
             Err(broadcast::error::RecvError::Closed) => return,
         }

@@ -7,6 +7,7 @@
 //!    spawn http::run (/healthz, /readyz, /metrics, /console): answers while the node loads
 //!    start Raft (replays the log) ─> caught up ─> open the data plane ─> front: broker ready
 //!      (/readyz: 200 from here while a leader is known) ─> spawn lag::run_exporter
+//!    spawn data::reconcile::run (judges partition directories once caught up with the leader)
 //!  Server::shutdown()
 //!    flip the shutdown signal: stop accepting; idle connections close; a connection in the
 //!    middle of a request finishes it and writes the response; long polls answer at once
@@ -46,6 +47,8 @@ use front::Front;
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 /// How long a node waits at startup to apply what it knows is committed.
 const CATCH_UP_WAIT: Duration = Duration::from_secs(60);
+/// One attempt to catch up with the leader before the partition directories are reconciled.
+const RECONCILE_ATTEMPT: Duration = Duration::from_secs(10);
 /// Bounds on how long the coordinator waits for a partition owner's log offsets (the sample
 /// interval, within these).
 const LAG_POLL_TIMEOUT_MIN: Duration = Duration::from_secs(1);
@@ -87,6 +90,8 @@ pub struct Server {
     groups: Arc<GroupCoordinator>,
     /// Removes partition data of topics deleted through another node.
     deletions_task: tokio::task::JoinHandle<()>,
+    /// Moves aside directories no topic owns, once this node has caught up with the leader.
+    reconcile_task: tokio::task::JoinHandle<()>,
     shutdown_tx: watch::Sender<bool>,
     kafka_task: tokio::task::JoinHandle<()>,
     http_task: tokio::task::JoinHandle<()>,
@@ -191,9 +196,9 @@ impl Server {
             .await?,
         );
         readiness.groups_started(&groups);
-        // The data plane prunes partition directories no topic owns: it must see the topic
-        // list as committed, not as a half-replayed log. A one-voter cluster also becomes
-        // the active coordinator here, so its first clients never see NOT_COORDINATOR.
+        // Serve the topic list as committed, not as a half-replayed log. A one-voter cluster
+        // also becomes the active coordinator here, so its first clients never see
+        // NOT_COORDINATOR.
         crate::replicated::wait_caught_up(&groups, args.cluster.is_single(), CATCH_UP_WAIT).await?;
         let catalog = Arc::new(RaftCatalog::new(groups.node().clone()));
         let data = Arc::new(DataPlane::open(
@@ -202,6 +207,27 @@ impl Server {
             config.node_id,
             config.flush_interval.is_none(),
         )?);
+        // Directories the topic list does not account for are judged only once this node has
+        // caught up with the leader (see `data::reconcile`); a lone node does so before it
+        // serves, a cluster node in the background (it may have no quorum yet).
+        let reconcile_task = tokio::spawn(crate::data::reconcile::run(
+            data.clone(),
+            {
+                let node = groups.node().clone();
+                move || {
+                    let node = node.clone();
+                    async move { node.wait_caught_up_with_leader(RECONCILE_ATTEMPT).await }
+                }
+            },
+            shutdown_rx.clone(),
+        ));
+        if args.cluster.is_single()
+            && tokio::time::timeout(CATCH_UP_WAIT, data.wait_reconciled())
+                .await
+                .is_err()
+        {
+            return Err(crate::replicated::ReplicatedStartError::NotCaughtUp(CATCH_UP_WAIT).into());
+        }
         let cluster = Arc::new(RaftCluster::new(
             groups.node().clone(),
             BrokerEndpoint {
@@ -250,6 +276,7 @@ impl Server {
             broker,
             groups,
             deletions_task,
+            reconcile_task,
             shutdown_tx,
             kafka_task,
             http_task,
@@ -297,6 +324,7 @@ impl Server {
         // holders of the Raft node besides `groups`.
         self.deletions_task.abort();
         let _ = self.deletions_task.await;
+        let _ = self.reconcile_task.await;
         drop(self.broker);
         match Arc::try_unwrap(self.groups) {
             Ok(groups) => groups.shutdown().await,

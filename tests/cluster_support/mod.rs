@@ -492,3 +492,73 @@ pub fn eventually<R>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Fetch v12 of one partition from `offset`: (error code, the record values), every batch's
+/// CRC checked by the decoder.
+pub fn fetch_values(
+    addr: SocketAddr,
+    topic: &str,
+    partition: i32,
+    offset: i64,
+) -> Result<(i16, Vec<Vec<u8>>), String> {
+    use fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::records::RecordBatchDecoder;
+    let req = FetchRequest::default()
+        .with_max_wait_ms(0)
+        .with_min_bytes(0)
+        .with_max_bytes(50 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(TopicName(s(topic)))
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(partition)
+                .with_fetch_offset(offset)
+                .with_partition_max_bytes(8 << 20)])]);
+    match try_call(addr, ApiKey::Fetch, 12, RequestKind::Fetch(req), T)? {
+        ResponseKind::Fetch(mut r) => {
+            let p = r.responses.remove(0).partitions.remove(0);
+            let mut records = p.records.unwrap_or_default();
+            let sets = RecordBatchDecoder::decode_all(&mut records).map_err(|e| e.to_string())?;
+            let values = sets
+                .into_iter()
+                .flat_map(|s| s.records)
+                .map(|r| r.value.unwrap_or_default().to_vec())
+                .collect();
+            Ok((p.error_code, values))
+        }
+        other => Err(format!("{other:?}")),
+    }
+}
+
+/// Each partition's leader as Metadata at `addr` names it (index = partition).
+pub fn partition_leaders(addr: SocketAddr, topic: &str) -> Result<Vec<i32>, String> {
+    let m = metadata(addr, &[topic])?;
+    let t = m.topics.first().ok_or("no topic in the answer")?;
+    if t.error_code != 0 {
+        return Err(format!("topic error {}", t.error_code));
+    }
+    let mut leaders: Vec<(i32, i32)> = t
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.leader_id.0))
+        .collect();
+    leaders.sort_unstable();
+    Ok(leaders.into_iter().map(|(_, l)| l).collect())
+}
+
+/// DeleteTopics v4 of one topic: its error code.
+pub fn delete_topic(addr: SocketAddr, name: &str) -> Result<i16, String> {
+    let req = DeleteTopicsRequest::default()
+        .with_topic_names(vec![TopicName(s(name))])
+        .with_timeout_ms(10_000);
+    match try_call(
+        addr,
+        ApiKey::DeleteTopics,
+        4,
+        RequestKind::DeleteTopics(req),
+        Duration::from_secs(15),
+    )? {
+        ResponseKind::DeleteTopics(r) => Ok(r.responses[0].error_code),
+        other => Err(format!("{other:?}")),
+    }
+}

@@ -294,6 +294,7 @@ impl PeerClient {
             RpcResponse::Admin(_) => "Admin",
             RpcResponse::PreVote(_) => "PreVote",
             RpcResponse::Forward(_) => "Forward",
+            RpcResponse::ReadIndex(_) => "ReadIndex",
         };
         CallError::Mismatch {
             addr: self.info.raft_addr.clone(),

@@ -23,6 +23,9 @@ pub enum RpcRequest {
     PreVote(PreVoteRequest),
     /// A command a follower was asked to write; the leader writes it and answers with the reply.
     Forward(Bytes),
+    /// "Up to which index must I apply to know everything committed?" The leader confirms its
+    /// office with a quorum (a linearizable read) and answers with its read index.
+    ReadIndex,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -35,6 +38,8 @@ pub enum RpcResponse {
     Admin(Result<AdminResponse, String>),
     PreVote(PreVoteResponse),
     Forward(Result<Forwarded, WriteError>),
+    /// The leader's read index, or why it could not give one (not the leader, no quorum).
+    ReadIndex(Result<Option<u64>, String>),
 }
 
 /// "Would you vote for me if I campaigned now?" Asked before a real election, so that a node

@@ -102,6 +102,9 @@ async fn handle(request: RpcRequest, control: &Control) -> RpcResponse {
         RpcRequest::Forward(command) => {
             RpcResponse::Forward(control.forwarded_write(command).await)
         }
+        RpcRequest::ReadIndex => {
+            RpcResponse::ReadIndex(control.read_index().await.map_err(|e| e.to_string()))
+        }
         RpcRequest::Admin(admin) => RpcResponse::Admin(match admin {
             AdminRequest::Status => Ok(AdminResponse::Status(control.status())),
             AdminRequest::AddVoter { node_id, info } => control
