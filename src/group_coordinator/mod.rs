@@ -300,6 +300,22 @@ impl GroupCoordinator {
             .unwrap_or_else(|| self.topic_events.subscribe())
     }
 
+    /// Resolves once the deletions follower has acted on every topic event this node had
+    /// applied when it was called (their effects reach it in apply order, this mark behind
+    /// them). False if the runtime is gone.
+    pub async fn topic_events_handled(&self) -> bool {
+        let mark = Arc::new(tokio::sync::Notify::new());
+        if self
+            .tx
+            .send(RuntimeMsg::TopicEventsMark(mark.clone()))
+            .is_err()
+        {
+            return false;
+        }
+        mark.notified().await;
+        true
+    }
+
     fn check_active(&self) -> Result<(), GroupError> {
         match self.role() {
             Role::Active => Ok(()),

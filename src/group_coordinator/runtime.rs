@@ -80,6 +80,8 @@ pub(crate) enum RuntimeMsg {
         token: RequestToken,
         error: WriteError,
     },
+    /// Pass `mark` along the topic events, behind every effect applied before it was sent.
+    TopicEventsMark(Arc<tokio::sync::Notify>),
 }
 
 /// The answer to [`RuntimeMsg::AwaitMember`].
@@ -123,6 +125,9 @@ pub struct TopicsChanged {
     pub deleted: Vec<Arc<TopicMeta>>,
     /// A snapshot replaced the whole state: topics may have gone without a deletion event.
     pub restored: bool,
+    /// A mark, no change: the deletions follower notifies it once it has acted on every event
+    /// before it (see [`super::GroupCoordinator::topic_events_handled`]).
+    pub mark: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// How often a new leader checks whether it has applied what was committed before it led.
@@ -410,6 +415,18 @@ impl Runtime {
                 }
             }
             RuntimeMsg::WriteFailed { token, error } => self.on_write_failed(token, &error),
+            RuntimeMsg::TopicEventsMark(mark) => {
+                let event = TopicsChanged {
+                    created: Vec::new(),
+                    deleted: Vec::new(),
+                    restored: false,
+                    mark: Some(mark.clone()),
+                };
+                if self.topic_events.send(event).is_err() {
+                    // Nobody follows the events: nothing is left to act on.
+                    mark.notify_one();
+                }
+            }
         }
     }
 
@@ -533,6 +550,7 @@ impl Runtime {
                     created,
                     deleted,
                     restored: false,
+                    mark: None,
                 });
             }
             Effect::Restored => {
@@ -544,6 +562,7 @@ impl Runtime {
                     created: Vec::new(),
                     deleted: Vec::new(),
                     restored: true,
+                    mark: None,
                 });
             }
         }

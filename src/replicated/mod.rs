@@ -140,6 +140,9 @@ pub async fn follow_topic_deletions(
                 if change.restored {
                     crate::data::reconcile::sweep_again(&data).await;
                 }
+                if let Some(mark) = change.mark {
+                    mark.notify_one();
+                }
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!(

@@ -207,16 +207,36 @@ impl Server {
             config.node_id,
             config.flush_interval.is_none(),
         )?);
+        // Before the reconcile task, which waits for it to act on the deletions applied so far.
+        let deletions_task = tokio::spawn(crate::replicated::follow_topic_deletions(
+            groups.clone(),
+            data.clone(),
+        ));
         // Directories the topic list does not account for are judged only once this node has
-        // caught up with the leader (see `data::reconcile`); a lone node does so before it
+        // caught up with the leader (see `data::reconcile`) and the deletions follower has
+        // removed the data of every deletion applied by then (else a deleted topic's
+        // directory would be moved aside as unknown instead); a lone node does so before it
         // serves, a cluster node in the background (it may have no quorum yet).
         let reconcile_task = tokio::spawn(crate::data::reconcile::run(
             data.clone(),
             {
-                let node = groups.node().clone();
+                let groups = groups.clone();
                 move || {
-                    let node = node.clone();
-                    async move { node.wait_caught_up_with_leader(RECONCILE_ATTEMPT).await }
+                    let groups = groups.clone();
+                    async move {
+                        let index = groups
+                            .node()
+                            .wait_caught_up_with_leader(RECONCILE_ATTEMPT)
+                            .await
+                            .map_err(|e| e.to_string())?;
+                        match tokio::time::timeout(RECONCILE_ATTEMPT, groups.topic_events_handled())
+                            .await
+                        {
+                            Ok(true) => Ok(index),
+                            Ok(false) => Err("the group runtime stopped".to_owned()),
+                            Err(_) => Err("topic deletions not handled in time".to_owned()),
+                        }
+                    }
                 }
             },
             shutdown_rx.clone(),
@@ -226,6 +246,8 @@ impl Server {
                 .await
                 .is_err()
         {
+            reconcile_task.abort();
+            deletions_task.abort();
             return Err(crate::replicated::ReplicatedStartError::NotCaughtUp(CATCH_UP_WAIT).into());
         }
         let cluster = Arc::new(RaftCluster::new(
@@ -264,10 +286,6 @@ impl Server {
             shutdown_rx.clone(),
         ));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
-        let deletions_task = tokio::spawn(crate::replicated::follow_topic_deletions(
-            groups.clone(),
-            broker.data.clone(),
-        ));
         tracing::info!(%kafka_addr, %http_addr, data_dir = %broker.config.data_dir.display(),
             node_id = broker.config.node_id, "cohort started");
         Ok(Server {
