@@ -11,7 +11,9 @@
 # and for HTTP (/metrics, /healthz) on BASE+20+N. Data lives in DIR/node-N, the log (stdout and
 # stderr) in DIR/node-N.log, the pid in DIR/node-N.pid.
 #
-# Environment: BASE; COHORT_BIN (default: target/release/cohort if present, else
+# Environment: BASE; RAFT_PEER_BASE (default BASE+10): peers dial node N's Raft port at
+# RAFT_PEER_BASE+N, so a test can put a proxy it cuts between the nodes (tests/cluster_lease.rs);
+# COHORT_BIN (default: target/release/cohort if present, else
 # target/debug/cohort); COHORT_SERVE_ARGS, extra `cohort serve` flags for every node;
 # UP_TIMEOUT_S (default 60); DOWN_GRACE_S (default 10), the SIGTERM-to-SIGKILL grace.
 #
@@ -42,6 +44,9 @@ esac
 if ((BASE < 1024 || BASE + 23 > 65535)); then
     die "BASE=$BASE leaves ports outside 1024..65535"
 fi
+case "${RAFT_PEER_BASE:-1024}" in
+'' | *[!0-9]*) die "RAFT_PEER_BASE must be a port number, not '$RAFT_PEER_BASE'" ;;
+esac
 
 bin() {
     if [[ -n ${COHORT_BIN:-} ]]; then
@@ -57,12 +62,13 @@ bin() {
 
 kafka_port() { echo $((BASE + $1)); }
 raft_port() { echo $((BASE + 10 + $1)); }
+peer_raft_port() { echo $((${RAFT_PEER_BASE:-$((BASE + 10))} + $1)); }
 http_port() { echo $((BASE + 20 + $1)); }
 
 peers() {
     local list="" n
     for n in "${NODES[@]}"; do
-        list+="${list:+,}$n@127.0.0.1:$(raft_port "$n")@127.0.0.1:$(kafka_port "$n")"
+        list+="${list:+,}$n@127.0.0.1:$(peer_raft_port "$n")@127.0.0.1:$(kafka_port "$n")"
     done
     echo "$list"
 }
@@ -101,6 +107,7 @@ start_node() {
         --listen "127.0.0.1:$(kafka_port "$n")" \
         --http "127.0.0.1:$(http_port "$n")" \
         --raft "127.0.0.1:$(raft_port "$n")" \
+        --advertise-raft "127.0.0.1:$(peer_raft_port "$n")" \
         --peers "$(peers)" \
         ${COHORT_SERVE_ARGS:-} \
         >>"$dir/node-$n.log" 2>&1 </dev/null &

@@ -27,6 +27,7 @@ pub mod cohort_app;
 mod control;
 mod election;
 pub mod error;
+pub mod lease;
 pub mod metrics;
 pub mod network;
 pub mod node;

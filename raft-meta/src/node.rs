@@ -33,6 +33,7 @@ use crate::batcher::{self, BatchLimits};
 use crate::control::{leader_of, Control};
 use crate::election::{ElectionTiming, Elector, LeaderContact};
 use crate::error::{MembershipError, ReadError, StartError, WriteError};
+use crate::lease::LeaderLease;
 use crate::network::client::CallError;
 use crate::network::rpc::{RpcRequest, RpcResponse};
 use crate::network::{server, NetworkFactory};
@@ -75,8 +76,9 @@ pub struct Tuning {
     /// Deadline of vote and pre-vote calls; also the random spread added to each campaign
     /// attempt and the retry delay after one that failed (`election`).
     pub election_timeout_min_ms: u64,
-    /// The leader lease: a follower campaigns only after this much silence from any leader,
-    /// and grants votes and pre-votes only then.
+    /// The election lease: a follower campaigns only after this much silence from any leader,
+    /// and grants votes and pre-votes only then. The leader's own read lease is shorter
+    /// ([`Tuning::leader_lease`]).
     pub election_timeout_max_ms: u64,
     /// Build a snapshot after this many entries since the last one...
     pub snapshot_every_entries: u64,
@@ -90,6 +92,16 @@ pub struct Tuning {
     pub request_timeout: Duration,
     /// Who starts elections (the bake-off compares both).
     pub elections: Elections,
+}
+
+impl Tuning {
+    /// How long after a quorum accepted its AppendEntries the leader still answers from its
+    /// applied state (`lease`): four fifths of the election lease, so the fifth left covers
+    /// clocks that run at slightly different rates and the moment between the check and the
+    /// answer. 400 ms with the defaults, eight heartbeats.
+    pub fn leader_lease(&self) -> Duration {
+        Duration::from_millis(self.election_timeout_max_ms.saturating_mul(4) / 5)
+    }
 }
 
 /// Who decides when a follower campaigns.
@@ -150,6 +162,7 @@ pub struct MetaNode<A: Application> {
     network: NetworkFactory,
     leader: watch::Receiver<Option<LeaderInfo>>,
     transport_paused: Arc<AtomicBool>,
+    lease: Arc<LeaderLease>,
     tasks: Vec<JoinHandle<()>>,
     request_timeout: Duration,
 }
@@ -257,7 +270,8 @@ impl<A: Application> MetaNode<A> {
         .map_err(|e| StartError::Config(e.to_string()))?;
 
         let transport_paused = Arc::new(AtomicBool::new(false));
-        let network = NetworkFactory::new(transport_paused.clone());
+        let lease = Arc::new(LeaderLease::new(config.node_id, tuning.leader_lease()));
+        let network = NetworkFactory::new(transport_paused.clone(), lease.clone());
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
@@ -296,7 +310,11 @@ impl<A: Application> MetaNode<A> {
         )));
 
         let (leader_tx, leader_rx) = watch::channel(None);
-        tasks.push(tokio::spawn(watch_metrics(raft.clone(), leader_tx)));
+        tasks.push(tokio::spawn(watch_metrics(
+            raft.clone(),
+            leader_tx,
+            lease.clone(),
+        )));
         tasks.push(tokio::spawn(purge_behind_snapshots(
             raft.clone(),
             sm.purge_floor(),
@@ -334,6 +352,7 @@ impl<A: Application> MetaNode<A> {
             network,
             leader: leader_rx,
             transport_paused,
+            lease,
             tasks,
             request_timeout: tuning.request_timeout,
         };
@@ -585,6 +604,18 @@ impl<A: Application> MetaNode<A> {
         self.leader().is_some_and(|l| l.node_id == self.node_id)
     }
 
+    /// Whether this node leads and a quorum accepted its AppendEntries within the leader
+    /// lease, so no other node can have been elected since: what it reads from its applied
+    /// state is current. One atomic load, no round trip (see `lease`).
+    pub fn holds_lease(&self) -> bool {
+        self.lease.holds()
+    }
+
+    /// The lease itself (its length, what is left of it).
+    pub fn lease(&self) -> &LeaderLease {
+        &self.lease
+    }
+
     /// Changes whenever the leader (or its address) changes; the binary compares the id with its
     /// own to start or stop acting as coordinator.
     pub fn leader_watch(&self) -> watch::Receiver<Option<LeaderInfo>> {
@@ -661,12 +692,23 @@ impl<A: Application> MetaNode<A> {
     }
 }
 
-async fn watch_metrics(raft: Raft, leader_tx: watch::Sender<Option<LeaderInfo>>) {
+async fn watch_metrics(
+    raft: Raft,
+    leader_tx: watch::Sender<Option<LeaderInfo>>,
+    lease: Arc<LeaderLease>,
+) {
     let mut metrics = raft.metrics();
     loop {
         {
             let m = metrics.borrow_and_update();
             crate::metrics::publish(&m);
+            let leading =
+                m.state == openraft::ServerState::Leader && m.current_leader == Some(m.id);
+            lease.observe(
+                m.current_term,
+                leading,
+                m.membership_config.membership().get_joint_config().clone(),
+            );
             let leader = leader_of(&m);
             leader_tx.send_if_modified(|current| {
                 if *current != leader {

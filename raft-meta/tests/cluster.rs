@@ -348,3 +348,99 @@ fn segments_isolated_follower_does_not_disrupt_majority() {
 fn segments_stale_leader_never_acknowledges() {
     run_alone(stale_leader_never_acknowledges(RaftStore::Segments));
 }
+
+/// The leader lease: a leader cut off from both peers stops holding it within the lease (plus
+/// a poll), and at no moment does another node lead while the old one still holds it; the new
+/// leader holds it once a peer acknowledged it; healed, the old leader follows and holds none.
+async fn a_cut_off_leader_loses_its_lease_before_another_leads(store: RaftStore) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (nodes, _) = three_nodes(store, tmp.path(), 1000).await;
+    put_on_leader(&nodes, "before").await;
+    let old = wait_leader(&nodes, Duration::from_secs(10)).await;
+    let stale = nodes[old].as_ref().unwrap();
+    let lease = stale.lease().duration();
+    wait_for(
+        "the leader to hold its lease",
+        Duration::from_secs(10),
+        || stale.holds_lease(),
+    )
+    .await;
+    for (i, n) in nodes.iter().enumerate() {
+        if i != old {
+            assert!(
+                !n.as_ref().unwrap().holds_lease(),
+                "follower {i} holds a lease"
+            );
+        }
+    }
+
+    stale.set_transport_paused(true);
+    let cut = Instant::now();
+    let mut lost = None;
+    let new = loop {
+        // New leader first, then the old lease: seeing both at once is the stale window.
+        let elected = (0..3)
+            .filter(|i| *i != old)
+            .find(|i| nodes[*i].as_ref().unwrap().is_leader());
+        let holds = stale.holds_lease();
+        if let Some(new) = elected {
+            assert!(
+                !holds,
+                "node {new} leads while cut-off node {old} still holds its lease ({:?} after the cut)",
+                cut.elapsed()
+            );
+            break new;
+        }
+        if !holds && lost.is_none() {
+            lost = Some(cut.elapsed());
+        }
+        assert!(
+            cut.elapsed() < Duration::from_secs(15),
+            "majority elected no leader"
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    let elected_after = cut.elapsed();
+    let lost = lost.expect("the old leader lost its lease before the new one was seen");
+    // The lease counts from the last acknowledged send, before the cut; a heartbeat of slack
+    // for the poll and a loaded machine.
+    assert!(
+        lost <= lease + Duration::from_millis(300),
+        "the lease of {lease:?} held {lost:?} after the cut"
+    );
+    eprintln!(
+        "lease {lease:?}: lost {lost:?} after the cut, new leader seen after {elected_after:?}"
+    );
+    let fresh = nodes[new].as_ref().unwrap();
+    wait_for(
+        "the new leader to hold its lease",
+        Duration::from_secs(10),
+        || fresh.holds_lease(),
+    )
+    .await;
+    assert!(!stale.holds_lease());
+
+    stale.set_transport_paused(false);
+    converge(&nodes, Duration::from_secs(20)).await;
+    wait_for("the old leader to follow", Duration::from_secs(10), || {
+        !nodes[old].as_ref().unwrap().is_leader()
+    })
+    .await;
+    let leader = wait_leader(&nodes, Duration::from_secs(10)).await;
+    for (i, n) in nodes.iter().enumerate() {
+        assert_eq!(
+            n.as_ref().unwrap().holds_lease(),
+            i == leader || n.as_ref().unwrap().is_leader()
+        );
+    }
+    for n in nodes.into_iter().flatten() {
+        n.shutdown().await;
+    }
+}
+
+#[test]
+fn segments_a_cut_off_leader_loses_its_lease_before_another_leads() {
+    run_alone(a_cut_off_leader_loses_its_lease_before_another_leads(
+        RaftStore::Segments,
+    ));
+}

@@ -21,3 +21,6 @@ pub const GROUP_MEMBER_EXPIRATIONS_TOTAL: &str = "cohort_group_member_expiration
 pub const GROUP_OFFSETS_EXPIRED_TOTAL: &str = "cohort_group_offsets_expired_total";
 /// 1 while this node is the active coordinator.
 pub const GROUP_COORDINATOR_ACTIVE: &str = "cohort_group_coordinator_active";
+/// Group requests the Raft leader refused (NOT_COORDINATOR) because no quorum acknowledged it
+/// within its lease: it may be cut off, and another node may lead already.
+pub const GROUP_LEASE_REFUSALS_TOTAL: &str = "cohort_group_lease_refusals_total";

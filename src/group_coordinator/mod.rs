@@ -149,6 +149,15 @@ pub fn nonce() -> u128 {
     uuid::Uuid::new_v4().as_u128()
 }
 
+/// `Ok` while `node` holds its leader lease (one atomic load), else NOT_COORDINATOR, counted.
+pub(crate) fn lease_check(node: &MetaNode<CohortApp>) -> Result<(), GroupError> {
+    if node.holds_lease() {
+        return Ok(());
+    }
+    ::metrics::counter!(metrics::GROUP_LEASE_REFUSALS_TOTAL).increment(1);
+    Err(GroupError::NotCoordinator)
+}
+
 /// The handle the group handlers use.
 pub struct GroupCoordinator {
     node: Arc<MetaNode<CohortApp>>,
@@ -285,6 +294,17 @@ impl GroupCoordinator {
         self.node.leader()
     }
 
+    /// The coordinator FindCoordinator should name: the leader as this node last heard,
+    /// except itself while it leads without a lease (cut off, it would send clients back to
+    /// a coordinator that refuses them; `None` makes them ask again, elsewhere).
+    pub fn coordinator(&self) -> Option<LeaderInfo> {
+        let leader = self.node.leader()?;
+        if leader.node_id == self.node.node_id() && !self.node.holds_lease() {
+            return None;
+        }
+        Some(leader)
+    }
+
     /// Topic creations and deletions as they are applied on this node, from now on.
     pub fn topic_events(&self) -> broadcast::Receiver<TopicsChanged> {
         self.topic_events.subscribe()
@@ -316,9 +336,14 @@ impl GroupCoordinator {
         true
     }
 
+    /// Whether this node may answer a group request now: it is the active coordinator and
+    /// still holds its leader lease. A leader cut off from its peers keeps leading in
+    /// openraft's eyes until it hears a higher term; past its lease another node may already
+    /// lead, so what it would read (offsets, members, generations) may be stale and it
+    /// answers NOT_COORDINATOR instead (the leader-lease record in `docs/decisions/`).
     fn check_active(&self) -> Result<(), GroupError> {
         match self.role() {
-            Role::Active => Ok(()),
+            Role::Active => lease_check(&self.node),
             Role::Loading => Err(GroupError::LoadInProgress),
             Role::Follower => Err(GroupError::NotCoordinator),
         }
@@ -332,7 +357,7 @@ impl GroupCoordinator {
         if let Some(reply) = self.await_member(&command).await? {
             return Ok(reply);
         }
-        if let Some(reply) = self.answer_unchanged(&command) {
+        if let Some(reply) = self.answer_unchanged(&command)? {
             if tracing::enabled!(tracing::Level::DEBUG) {
                 tracing::debug!(
                     group = command.group_id().map(|g| g.as_str()),
@@ -442,13 +467,15 @@ impl GroupCoordinator {
         }
     }
 
-    fn answer_unchanged(&self, command: &WriteCommand) -> Option<Reply> {
+    fn answer_unchanged(&self, command: &WriteCommand) -> Result<Option<Reply>, GroupError> {
         if !matches!(
             command,
             WriteCommand::JoinGroup(_) | WriteCommand::SyncGroup(_)
         ) {
-            return None;
+            return Ok(None);
         }
+        // Checked again: `await_member` may have waited since `check_active`.
+        lease_check(&self.node)?;
         let outcome = self
             .node
             .read_local(|a| a.app.coordinator().decide(command));
@@ -456,7 +483,7 @@ impl GroupCoordinator {
             && outcome.member_replies.is_empty()
             && outcome.timers.is_empty()
             && !matches!(outcome.reply, Reply::Parked { .. });
-        unchanged.then_some(outcome.reply)
+        Ok(unchanged.then_some(outcome.reply))
     }
 
     /// Answers a heartbeat and re-arms the member's session (leader soft state, no Raft).

@@ -440,6 +440,12 @@ impl Runtime {
                 mut command,
                 responder,
             } => {
+                // Checked again here, where the applied state is read: the heartbeat may
+                // have queued behind other messages since the handle checked.
+                if let Err(e) = super::lease_check(&self.node) {
+                    let _ = responder.send(Err(e));
+                    return;
+                }
                 // A heartbeat that waited re-arms the session from now, not from its arrival.
                 command.now_ms = command.now_ms.max(crate::clock::now());
                 let command = ReadCommand::Heartbeat(command);

@@ -79,9 +79,9 @@ fn locate(ctx: &RequestContext, key_type: i8) -> Result<BrokerEndpoint, (i16, St
     }
     let not_available = |e: GroupError| (failure_code(ctx, &e), e.to_string());
     let groups = groups(ctx).map_err(not_available)?;
-    let Some(leader) = groups.leader() else {
+    let Some(leader) = groups.coordinator() else {
         return Err(not_available(GroupError::NotAvailable(
-            "no Raft leader is known".into(),
+            "no Raft leader holding its lease is known".into(),
         )));
     };
     ctx.broker

@@ -5,6 +5,8 @@
 //! which signals exactly the pids in `DIR/node-N.pid`.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod proxy;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -25,10 +27,13 @@ pub struct ScriptCluster {
     pub dir: PathBuf,
     pub base: u16,
     extra: String,
+    /// Set when peers dial proxies (`up_behind_proxies`): where node N's proxy listens.
+    raft_peer_base: Option<u16>,
     stopped: std::collections::BTreeSet<u64>,
 }
 
-/// Nine free ports (Kafka, Raft, HTTP of three nodes) as the script derives them from BASE.
+/// Twelve free ports (Kafka, Raft, HTTP and a Raft proxy of three nodes) as the script derives
+/// them from BASE (the proxies' at BASE+30+N).
 fn free_base() -> u16 {
     let seed = u64::from(std::process::id()).wrapping_mul(2_654_435_761)
         ^ Instant::now().elapsed().as_nanos() as u64;
@@ -39,12 +44,13 @@ fn free_base() -> u16 {
                 base + *n as u16,
                 base + 10 + *n as u16,
                 base + 20 + *n as u16,
+                base + 30 + *n as u16,
             ]
         });
         let held: Vec<TcpListener> = ports
             .map_while(|p| TcpListener::bind(("127.0.0.1", p)).ok())
             .collect();
-        if held.len() == 9 {
+        if held.len() == 12 {
             return base;
         }
     }
@@ -54,10 +60,38 @@ fn free_base() -> u16 {
 impl ScriptCluster {
     /// `cluster.sh up` under `dir` with `extra` serve flags; panics with the logs if it fails.
     pub fn up(dir: &Path, extra: &[&str]) -> ScriptCluster {
+        Self::up_on(dir, free_base(), extra, false)
+    }
+
+    /// As `up` on `base` (from `free_base`), but every node dials its peers through the
+    /// proxies of `proxy_routes(base)`, which the caller starts first (`proxy::RaftProxies`).
+    pub fn up_behind_proxies(dir: &Path, base: u16, extra: &[&str]) -> ScriptCluster {
+        Self::up_on(dir, base, extra, true)
+    }
+
+    /// A free BASE for `up_behind_proxies`, whose proxies must listen before the nodes start.
+    pub fn free_base() -> u16 {
+        free_base()
+    }
+
+    /// The proxy routes of a cluster on `base`: node N's proxy on BASE+30+N to its Raft port.
+    pub fn proxy_routes(base: u16) -> Vec<proxy::Route> {
+        NODES
+            .iter()
+            .map(|n| proxy::Route {
+                node: *n,
+                listen: SocketAddr::from(([127, 0, 0, 1], base + 30 + *n as u16)),
+                target: SocketAddr::from(([127, 0, 0, 1], base + 10 + *n as u16)),
+            })
+            .collect()
+    }
+
+    fn up_on(dir: &Path, base: u16, extra: &[&str], proxied: bool) -> ScriptCluster {
         let c = ScriptCluster {
             dir: dir.to_path_buf(),
-            base: free_base(),
+            base,
             extra: extra.join(" "),
+            raft_peer_base: proxied.then_some(base + 30),
             stopped: Default::default(),
         };
         let out = c.script(&["up"], Duration::from_secs(90));
@@ -76,8 +110,12 @@ impl ScriptCluster {
     /// Runs `scripts/cluster.sh ARGS... ` with this cluster's environment.
     pub fn script(&self, args: &[&str], limit: Duration) -> Output {
         let (cmd, rest) = args.split_first().unwrap();
+        let mut command = Command::new(repo_root().join("scripts/cluster.sh"));
+        if let Some(peer_base) = self.raft_peer_base {
+            command.env("RAFT_PEER_BASE", peer_base.to_string());
+        }
         run(
-            Command::new(repo_root().join("scripts/cluster.sh"))
+            command
                 .arg(cmd)
                 .arg(&self.dir)
                 .args(rest)

@@ -33,6 +33,7 @@ use openraft::raft::{
 use openraft::RPCTypes;
 use tokio::net::TcpStream;
 
+use crate::lease::LeaderLease;
 use crate::network::frame::{read_frame, write_frame, FrameError};
 use crate::network::rpc::{RpcRequest, RpcResponse};
 use crate::types::{NodeId, NodeInfo, TypeConfig};
@@ -177,18 +178,21 @@ impl Peer {
 }
 
 /// Hands openraft a client per target; keeps one [`Peer`] per target across clients.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct NetworkFactory {
     peers: Arc<Mutex<HashMap<NodeId, Arc<Peer>>>>,
     /// Set while the node is cut off (tests); every call fails as unreachable.
     paused: Arc<AtomicBool>,
+    /// Fed with every AppendEntries a peer accepted.
+    lease: Arc<LeaderLease>,
 }
 
 impl NetworkFactory {
-    pub fn new(paused: Arc<AtomicBool>) -> Self {
+    pub fn new(paused: Arc<AtomicBool>, lease: Arc<LeaderLease>) -> Self {
         Self {
             peers: Arc::default(),
             paused,
+            lease,
         }
     }
 
@@ -234,6 +238,7 @@ impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
             info: node.clone(),
             peer: self.peer(target, node),
             paused: self.paused.clone(),
+            lease: self.lease.clone(),
         }
     }
 }
@@ -244,6 +249,7 @@ pub struct PeerClient {
     info: NodeInfo,
     peer: Arc<Peer>,
     paused: Arc<AtomicBool>,
+    lease: Arc<LeaderLease>,
 }
 
 impl PeerClient {
@@ -312,8 +318,20 @@ impl RaftNetwork<TypeConfig> for PeerClient {
     ) -> Result<AppendEntriesResponse<NodeId>, RPCError<NodeId, NodeInfo, RaftError<NodeId>>> {
         let ttl = option.hard_ttl();
         let from = rpc.vote.leader_id().voted_for().unwrap_or_default();
+        // Taken before the request leaves: the peer accepts it later than this, so its
+        // election lease outlasts ours (`lease`).
+        let sent = Instant::now();
+        let term = rpc.vote.leader_id().get_term();
+        let committed = rpc.vote.is_committed();
         match self.call(RpcRequest::AppendEntries(rpc), ttl).await {
-            Ok(RpcResponse::AppendEntries(Ok(resp))) => Ok(resp),
+            Ok(RpcResponse::AppendEntries(Ok(resp))) => {
+                // Success, partial success and a log conflict all mean the peer took this
+                // leader's vote; only a higher vote refuses it.
+                if committed && !matches!(resp, AppendEntriesResponse::HigherVote(_)) {
+                    self.lease.record_ack(self.target, term, sent);
+                }
+                Ok(resp)
+            }
             Ok(RpcResponse::AppendEntries(Err(e))) => Err(self.remote(e)),
             Ok(other) => {
                 let e = self.mismatch("AppendEntries", &other);
