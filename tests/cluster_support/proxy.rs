@@ -234,6 +234,6 @@ fn sender_of(frame: &[u8]) -> Option<u64> {
         RpcRequest::Vote(r) => r.vote.leader_id().voted_for(),
         RpcRequest::InstallSnapshot(r) => r.vote.leader_id().voted_for(),
         RpcRequest::PreVote(r) => Some(r.candidate),
-        RpcRequest::Admin(_) | RpcRequest::Forward(_) => None,
+        RpcRequest::Admin(_) | RpcRequest::Forward(_) | RpcRequest::ReadIndex => None,
     }
 }
