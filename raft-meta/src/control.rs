@@ -11,12 +11,13 @@ use openraft::storage::RaftLogStorage;
 use openraft::{ChangeMembers, ServerState};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::app::Undecodable;
 use crate::batcher::PendingWrite;
 use crate::election::{grant_pre_vote, ElectionTiming, LeaderContact};
 use crate::error::{MembershipError, ReadError, WriteError};
 use crate::network::rpc::{Forwarded, PreVoteRequest, PreVoteResponse};
 use crate::node::COMMAND_BYTES_MAX;
-use crate::status::{ClusterStatus, LeaderInfo};
+use crate::status::{ApplyHalted, ClusterStatus, LeaderInfo};
 use crate::store::{LogStore, StoreProbe};
 use crate::types::{NodeId, NodeInfo, Raft, RaftMetrics};
 
@@ -35,6 +36,10 @@ pub(crate) struct Control {
     pub applied: AppliedIndex,
     /// Bound on a linearizable read's leadership check.
     pub request_timeout: Duration,
+    /// The application's check of a command before it is replicated.
+    pub admit: fn(&[u8]) -> Result<(), Undecodable>,
+    /// Set when the state machine halted.
+    pub halted: tokio::sync::watch::Receiver<Option<ApplyHalted>>,
 }
 
 pub(crate) fn role_name(state: ServerState) -> &'static str {
@@ -47,7 +52,13 @@ pub(crate) fn role_name(state: ServerState) -> &'static str {
     }
 }
 
+/// The leader `m` names, or `None` once Raft stopped: openraft keeps the last known leader in
+/// the metrics of a Raft that shut down (on a fatal error too), and a stopped node must neither
+/// act as leader nor send clients to one it no longer follows.
 pub(crate) fn leader_of(m: &RaftMetrics) -> Option<LeaderInfo> {
+    if m.running_state.is_err() || m.state == ServerState::Shutdown {
+        return None;
+    }
     let id = m.current_leader?;
     let info = m.membership_config.membership().get_node(&id)?.clone();
     Some(LeaderInfo { node_id: id, info })
@@ -78,6 +89,10 @@ impl Control {
                 limit: COMMAND_BYTES_MAX,
             });
         }
+        if self.halted.borrow().is_some() {
+            return Err(WriteError::ShuttingDown);
+        }
+        (self.admit)(&command).map_err(|e| WriteError::Refused(e.0))?;
         let (reply, rx) = oneshot::channel();
         self.writes
             .send(PendingWrite { command, reply })
@@ -162,14 +177,21 @@ impl Control {
             node_id: m.id,
             role: role_name(m.state).to_owned(),
             term: m.current_term,
-            leader: leader_of(&m),
+            leader: if self.halted.borrow().is_some() {
+                None
+            } else {
+                leader_of(&m)
+            },
             voters,
             learners,
             last_log_index: m.last_log_index,
             commit_index: self.probe.committed(),
-            applied_index: m.last_applied.map(|l| l.index),
+            // The state machine's own mark: openraft's metrics lag it and stop moving when Raft
+            // stops, while a halted node must still say how far it applied.
+            applied_index: (self.applied)(),
             snapshot_index: m.snapshot.map(|l| l.index),
             purged_index: m.purged.map(|l| l.index),
+            halted: self.halted.borrow().clone(),
         }
     }
 

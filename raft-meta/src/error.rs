@@ -27,6 +27,10 @@ pub enum WriteError {
     /// been applied, so the caller must not report success.
     #[error("write outcome unknown: {0}")]
     Indeterminate(String),
+    /// The leader cannot apply this command (a kind or version newer than its binary reads):
+    /// nothing was written. Replicating it would halt every replica like the leader.
+    #[error("command refused by the leader: {0}")]
+    Refused(String),
 }
 
 #[derive(Debug, thiserror::Error)]

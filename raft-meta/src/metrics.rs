@@ -25,6 +25,8 @@ pub const FSYNC_SECONDS: &str = "raft_fsync_seconds";
 pub const SNAPSHOT_BUILD_SECONDS: &str = "raft_snapshot_build_seconds";
 pub const SNAPSHOT_BYTES: &str = "raft_snapshot_bytes";
 pub const WRITE_BATCH_COMMANDS: &str = "raft_write_batch_commands";
+/// 1 once the apply loop halted on an entry or snapshot it cannot read (see `ApplyHalted`).
+pub const APPLY_HALTED: &str = "raft_apply_halted";
 
 /// Samples kept at most, so a long run cannot grow the sampler without bound.
 const FSYNC_SAMPLES_MAX: usize = 4_000_000;
@@ -50,6 +52,10 @@ pub(crate) fn publish(m: &RaftMetrics) {
     metrics::gauge!(LAST_LOG_INDEX).set(m.last_log_index.unwrap_or(0) as f64);
     metrics::gauge!(APPLIED_INDEX).set(m.last_applied.map_or(0, |l| l.index) as f64);
     metrics::gauge!(SNAPSHOT_INDEX).set(m.snapshot.map_or(0, |l| l.index) as f64);
+}
+
+pub(crate) fn publish_halted(halted: bool) {
+    metrics::gauge!(APPLY_HALTED).set(if halted { 1.0 } else { 0.0 });
 }
 
 pub(crate) fn record_fsync(elapsed: Duration) {

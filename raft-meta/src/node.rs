@@ -38,7 +38,8 @@ use crate::network::client::CallError;
 use crate::network::rpc::{RpcRequest, RpcResponse};
 use crate::network::{server, NetworkFactory};
 use crate::state_machine::{Applied, StateMachine};
-use crate::status::{ClusterStatus, LeaderInfo};
+use crate::status::{ApplyHalted, ClusterStatus, LeaderInfo};
+use crate::store::format::{StoreFormat, STORE_FORMAT_FILE, STORE_LAYOUT_VERSION};
 use crate::store::{LogStore, RaftStore, StoreProbe};
 use crate::types::{NodeId, NodeInfo, Raft};
 
@@ -46,7 +47,6 @@ use crate::types::{NodeId, NodeInfo, Raft};
 pub const COMMAND_BYTES_MAX: usize = 1024 * 1024;
 /// Writes waiting for a batch slot; writers past this wait (backpressure).
 const PENDING_WRITES_MAX: usize = 16 * 1024;
-const STORE_KIND_FILE: &str = "store-kind";
 
 /// A member of the initial cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,25 +167,31 @@ pub struct MetaNode<A: Application> {
     request_timeout: Duration,
 }
 
-fn check_store_kind(raft_dir: &Path, store: RaftStore) -> Result<(), StartError> {
-    let marker = raft_dir.join(STORE_KIND_FILE);
-    let dir_err = |source| StartError::DataDir {
-        path: marker.clone(),
-        source,
+/// Refuses a Raft directory of another store, or of a store layout newer than this binary
+/// reads; records the store in a new directory (and rewrites an untagged record as tagged).
+fn check_store_format(raft_dir: &Path, store: RaftStore) -> Result<(), StartError> {
+    let format_err = |e: crate::store::format::StoreFormatError| StartError::Config(e.to_string());
+    let current = StoreFormat {
+        store,
+        version: STORE_LAYOUT_VERSION,
     };
-    match std::fs::read_to_string(&marker) {
-        Ok(existing) if existing.trim() == store.name() => Ok(()),
-        Ok(existing) => Err(StartError::Config(format!(
+    match StoreFormat::read(raft_dir).map_err(format_err)? {
+        Some(found) if found.store != store => Err(StartError::Config(format!(
             "{} holds a {} raft store; refusing to start it as {} (its log would look empty)",
             raft_dir.display(),
-            existing.trim(),
+            found.store.name(),
             store.name()
         ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::write(&marker, store.name()).map_err(dir_err)?;
-            crate::snapshot_file::sync_dir(raft_dir).map_err(|e| StartError::Config(e.to_string()))
+        // `read` refused a layout newer than this binary's, so an older one is read as is;
+        // an untagged file is rewritten tagged, once.
+        Some(_) => {
+            let raw = std::fs::read(raft_dir.join(STORE_FORMAT_FILE)).unwrap_or_default();
+            if raw.as_slice() == store.name().as_bytes() {
+                current.write(raft_dir).map_err(format_err)?;
+            }
+            Ok(())
         }
-        Err(e) => Err(dir_err(e)),
+        None => current.write(raft_dir).map_err(format_err),
     }
 }
 
@@ -213,7 +219,7 @@ impl<A: Application> MetaNode<A> {
             path: config.raft_dir.clone(),
             source,
         })?;
-        check_store_kind(&config.raft_dir, config.store)?;
+        check_store_format(&config.raft_dir, config.store)?;
 
         let probe = StoreProbe::default();
         let log_dir = config.raft_dir.join(format!("log-{}", config.store.name()));
@@ -300,6 +306,8 @@ impl<A: Application> MetaNode<A> {
             writes,
             applied: Arc::new(move || applied_sm.last_applied().map(|l| l.index)),
             request_timeout: tuning.request_timeout,
+            admit: A::admit,
+            halted: sm.watch_halted(),
         };
 
         let mut tasks = Vec::new();
@@ -312,6 +320,7 @@ impl<A: Application> MetaNode<A> {
         let (leader_tx, leader_rx) = watch::channel(None);
         tasks.push(tokio::spawn(watch_metrics(
             raft.clone(),
+            sm.watch_halted(),
             leader_tx,
             lease.clone(),
         )));
@@ -361,12 +370,14 @@ impl<A: Application> MetaNode<A> {
     }
 
     async fn bootstrap(&self, bootstrap: &Bootstrap, own_info: NodeInfo) -> Result<(), StartError> {
-        if self
-            .raft
-            .is_initialized()
-            .await
-            .map_err(|e| StartError::Raft(e.to_string()))?
-        {
+        let initialized = match self.raft.is_initialized().await {
+            Ok(initialized) => initialized,
+            // Replaying the log met an entry this binary cannot apply and Raft stopped: the
+            // node starts halted (it reports why and serves nothing) rather than not at all.
+            Err(_) if self.sm.halted().is_some() => return Ok(()),
+            Err(e) => return Err(StartError::Raft(e.to_string())),
+        };
+        if initialized {
             return Ok(());
         }
         let members: BTreeMap<NodeId, NodeInfo> = match bootstrap {
@@ -601,7 +612,7 @@ impl<A: Application> MetaNode<A> {
     }
 
     pub fn is_leader(&self) -> bool {
-        self.leader().is_some_and(|l| l.node_id == self.node_id)
+        self.sm.halted().is_none() && self.leader().is_some_and(|l| l.node_id == self.node_id)
     }
 
     /// Whether this node leads and a quorum accepted its AppendEntries within the leader
@@ -624,6 +635,32 @@ impl<A: Application> MetaNode<A> {
 
     pub fn status(&self) -> ClusterStatus {
         self.control.status()
+    }
+
+    /// Why this node stopped applying the log, once it has: the first committed entry (or
+    /// received snapshot) it could not decode, by index, and the reason. A halted node leads
+    /// nothing, knows no leader and refuses writes; it must not serve from its applied state
+    /// (readiness false) until an operator upgrades or repairs it and restarts it.
+    pub fn apply_halted(&self) -> Option<ApplyHalted> {
+        self.sm.halted()
+    }
+
+    /// Changes once, when the node halts (see [`MetaNode::apply_halted`]).
+    pub fn watch_apply_halted(&self) -> watch::Receiver<Option<ApplyHalted>> {
+        self.sm.watch_halted()
+    }
+
+    /// Why this node cannot serve at all, if it cannot: its apply loop halted, or its Raft
+    /// stopped on a fatal error (a storage failure, for one). `None` while it runs.
+    pub fn fatal(&self) -> Option<String> {
+        if let Some(h) = self.sm.halted() {
+            return Some(h.to_string());
+        }
+        match &self.raft.metrics().borrow().running_state {
+            Ok(()) => None,
+            Err(openraft::error::Fatal::Stopped) => Some("raft stopped".to_owned()),
+            Err(e) => Some(format!("raft stopped on a fatal error: {e}")),
+        }
     }
 
     pub async fn add_voter(
@@ -692,8 +729,10 @@ impl<A: Application> MetaNode<A> {
     }
 }
 
+/// Publishes Raft's metrics and the leader; a halted node knows no leader from then on.
 async fn watch_metrics(
     raft: Raft,
+    mut halted: watch::Receiver<Option<ApplyHalted>>,
     leader_tx: watch::Sender<Option<LeaderInfo>>,
     lease: Arc<LeaderLease>,
 ) {
@@ -702,14 +741,17 @@ async fn watch_metrics(
         {
             let m = metrics.borrow_and_update();
             crate::metrics::publish(&m);
-            let leading =
-                m.state == openraft::ServerState::Leader && m.current_leader == Some(m.id);
+            let stopped = halted.borrow_and_update().is_some();
+            crate::metrics::publish_halted(stopped);
+            let leading = !stopped
+                && m.state == openraft::ServerState::Leader
+                && m.current_leader == Some(m.id);
             lease.observe(
                 m.current_term,
                 leading,
                 m.membership_config.membership().get_joint_config().clone(),
             );
-            let leader = leader_of(&m);
+            let leader = if stopped { None } else { leader_of(&m) };
             leader_tx.send_if_modified(|current| {
                 if *current != leader {
                     // One line per change on every node: who leads is what an operator
@@ -730,8 +772,14 @@ async fn watch_metrics(
                 }
             });
         }
-        if metrics.changed().await.is_err() {
-            return;
+        tokio::select! {
+            changed = metrics.changed() => if changed.is_err() {
+                leader_tx.send_replace(None);
+                return;
+            },
+            changed = halted.changed() => if changed.is_err() {
+                return;
+            },
         }
     }
 }

@@ -2,7 +2,8 @@
 //! `compaction`'s snapshot writer and verified whole before use.
 //!
 //! ```text
-//!  compaction snapshot file:  header | meta frame (postcard SnapshotMeta) | record frames | trailer
+//!  compaction snapshot file:  header | meta frame (tagged snapshot meta, `format::openraft_codec`)
+//!                             | record frames | trailer
 //!  name: snapshot-<last log index + 1, 20 digits>.snap   (sorts in log order)
 //! ```
 //!
@@ -42,19 +43,25 @@ pub enum SnapshotFileError {
     Corrupt(String),
     #[error(transparent)]
     Engine(#[from] SnapshotError),
-    #[error("cannot encode snapshot meta: {0}")]
-    Encode(postcard::Error),
+    #[error("snapshot {path} has a meta frame this binary cannot read: {source}")]
+    Meta {
+        path: PathBuf,
+        source: crate::format::FormatError,
+    },
 }
 
 impl SnapshotFileError {
     /// Damage in the file itself (fall back to an older snapshot), as opposed to an IO failure
-    /// (stop: the disk is in trouble, not this file).
+    /// (stop: the disk is in trouble, not this file) or a file that verifies but that this
+    /// binary cannot read (stop: it was written by a newer binary, or by a bug; falling back
+    /// would hide it).
     pub fn is_damage(&self) -> bool {
         !matches!(
             self,
             SnapshotFileError::Io { .. }
-                | SnapshotFileError::Encode(_)
+                | SnapshotFileError::Meta { .. }
                 | SnapshotFileError::Engine(SnapshotError::Io(_))
+                | SnapshotFileError::Engine(SnapshotError::UnsupportedVersion { .. })
         )
     }
 }
@@ -79,8 +86,13 @@ pub fn decode(
         return Err(SnapshotFileError::TooLarge(image.len()));
     }
     let mut reader = SnapshotReader::from_bytes(label, image)?;
-    let meta: SnapshotMeta = postcard::from_bytes(reader.meta())
-        .map_err(|e| SnapshotFileError::Corrupt(format!("meta: {e}")))?;
+    let meta =
+        crate::format::openraft_codec::decode_snapshot_meta(reader.meta()).map_err(|source| {
+            SnapshotFileError::Meta {
+                path: label.to_path_buf(),
+                source,
+            }
+        })?;
     let mut records = Vec::new();
     while let Some(record) = reader.next_record()? {
         // The application's records are live values; a tombstone has nothing to restore.
@@ -171,7 +183,7 @@ impl SnapshotDir {
         records: &[Record],
     ) -> Result<SnapshotFile, SnapshotFileError> {
         let (pos, name) = Self::name(meta.last_log_id.as_ref());
-        let meta_raw = postcard::to_stdvec(meta).map_err(SnapshotFileError::Encode)?;
+        let meta_raw = crate::format::openraft_codec::encode_snapshot_meta(meta);
         let mut writer = SnapshotWriter::create(&self.dir, &name, &meta_raw, limits())?;
         for r in records {
             writer.push(&r.key, Some(&r.value), TimestampMs(0))?;

@@ -2,13 +2,22 @@
 //! records into snapshot files.
 //!
 //! ```text
-//!  openraft core ──apply(entries)──► StateMachine ──write lock──► Applied { app, last_applied, membership }
+//!  openraft core ──apply(entries)──► StateMachine: decode every command (no lock)
+//!                                        ├─ write lock ──► Applied { app, last_applied, membership }
+//!                                        └─ an entry that does not decode: apply what precedes it,
+//!                                           set `halted`, return a StorageError (openraft stops)
 //!  snapshot task ──build_snapshot──► read lock: records + meta ──► encode ──► SnapshotDir (atomic)
 //!  node handle   ──read(|app| ..)──► read lock
 //! ```
 //!
 //! The application, `last_applied` and the membership live under one lock so a snapshot always
 //! pairs records with the exact log position they reflect.
+//!
+//! Failing closed: a committed entry this binary cannot decode, or a snapshot it cannot read
+//! (received from the leader or found at start-up), is never skipped. The state machine stops
+//! at it with an [`ApplyHalted`] naming the index and the reason, and returns an error that makes
+//! openraft shut this node's Raft down; the node handle reports the halt, so the binary stops
+//! serving from this node while the replicas that can read the entry carry on.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -24,6 +33,7 @@ use tokio::sync::{watch, Notify};
 use crate::app::Application;
 use crate::metrics as m;
 use crate::snapshot_file::{self, SnapshotDir, SnapshotFile, SnapshotFileError};
+use crate::status::ApplyHalted;
 use crate::store::errors;
 use crate::types::{
     Entry, LogId, LogIndex, ReplyBatch, SnapshotMeta, StorageError, StoredMembership, TypeConfig,
@@ -53,6 +63,8 @@ struct Shared<A> {
     purge_floor: watch::Sender<Option<u64>>,
     /// Serializes snapshot builds and installs; both rewrite the snapshot directory.
     snapshot_io: tokio::sync::Mutex<()>,
+    /// Set, once and for good, when an entry or a snapshot could not be applied.
+    halted: watch::Sender<Option<ApplyHalted>>,
 }
 
 /// The openraft state machine; clones share state (one is handed to openraft, one kept by the
@@ -73,8 +85,11 @@ impl<A> Clone for StateMachine<A> {
 pub enum OpenStateMachineError {
     #[error(transparent)]
     Snapshot(#[from] SnapshotFileError),
-    #[error(transparent)]
-    Restore(#[from] crate::app::RestoreError),
+    #[error("snapshot {path}: {source}")]
+    Restore {
+        path: std::path::PathBuf,
+        source: crate::app::RestoreError,
+    },
 }
 
 fn read_lock<A>(lock: &RwLock<A>) -> RwLockReadGuard<'_, A> {
@@ -101,7 +116,11 @@ impl<A: Application> StateMachine<A> {
         if let Some((file, _image, meta, records)) = dir.load_newest_valid()? {
             let started = Instant::now();
             let count = records.len();
-            app.restore(records)?;
+            app.restore(records)
+                .map_err(|source| OpenStateMachineError::Restore {
+                    path: file.path.clone(),
+                    source,
+                })?;
             tracing::info!(
                 path = %file.path.display(),
                 records = count,
@@ -128,8 +147,39 @@ impl<A: Application> StateMachine<A> {
                 bytes_threshold_crossed: Notify::new(),
                 purge_floor,
                 snapshot_io: tokio::sync::Mutex::new(()),
+                halted: watch::channel(None).0,
             }),
         })
+    }
+
+    /// Why this node stopped applying, once it has.
+    pub fn halted(&self) -> Option<ApplyHalted> {
+        self.shared.halted.borrow().clone()
+    }
+
+    /// Changes once, when the node halts.
+    pub fn watch_halted(&self) -> watch::Receiver<Option<ApplyHalted>> {
+        self.shared.halted.subscribe()
+    }
+
+    /// Records the halt (the first one wins) with one loud log line.
+    fn halt(&self, index: u64, reason: String) -> ApplyHalted {
+        let halted = ApplyHalted { index, reason };
+        tracing::error!(
+            index,
+            reason = %halted.reason,
+            "apply loop halted: this node stops applying the log and serving from it; \
+             upgrade its binary if the entry is from a newer one, then restart it"
+        );
+        self.shared.halted.send_if_modified(|current| {
+            if current.is_none() {
+                *current = Some(halted.clone());
+                true
+            } else {
+                false
+            }
+        });
+        halted
     }
 
     /// Runs `f` on the applied state (no Raft round trip; the caller decides linearizability).
@@ -190,6 +240,22 @@ impl<A: Application> StateMachine<A> {
             .purge_floor
             .send_replace(floor.and_then(|p| p.checked_sub(1)));
         Ok(file)
+    }
+}
+
+/// One entry with its commands decoded.
+enum Decoded<C> {
+    Blank,
+    Normal { commands: Vec<C>, bytes: u64 },
+    Membership(openraft::Membership<crate::types::NodeId, crate::types::NodeInfo>),
+}
+
+/// The error that stops openraft once the state machine halted.
+fn halted_error(log_id: Option<LogId>, h: &ApplyHalted) -> StorageError {
+    let source = openraft::AnyError::error(h.to_string());
+    match log_id {
+        Some(log_id) => StorageIOError::apply(log_id, source).into(),
+        None => StorageIOError::read_snapshot(None, source).into(),
     }
 }
 
@@ -264,25 +330,59 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         I::IntoIter: OptionalSend,
     {
         let started = Instant::now();
-        let mut replies = Vec::new();
+        if let Some(h) = self.halted() {
+            // openraft stops on the first error; this only guards a call racing that stop.
+            return Err(halted_error(None, &h));
+        }
+        // Decode every command first, outside the lock: an entry is applied whole or not at
+        // all, and nothing after an entry that does not decode is applied.
+        let mut decoded = Vec::new();
+        let mut halt = None;
+        for entry in entries {
+            let payload = match entry.payload {
+                EntryPayload::Blank => Decoded::Blank,
+                EntryPayload::Membership(m) => Decoded::Membership(m),
+                EntryPayload::Normal(batch) => {
+                    let bytes: u64 = batch.0.iter().map(|c| c.len() as u64).sum();
+                    match batch
+                        .0
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            A::decode(c)
+                                .map_err(|e| format!("command {} of {}: {e}", i + 1, batch.0.len()))
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                    {
+                        Ok(commands) => Decoded::Normal { commands, bytes },
+                        Err(reason) => {
+                            halt = Some((entry.log_id, reason));
+                            break;
+                        }
+                    }
+                }
+            };
+            decoded.push((entry.log_id, payload));
+        }
+        let mut replies = Vec::with_capacity(decoded.len());
         let mut applied_bytes = 0u64;
         {
             let mut applied = write_lock(&self.shared.applied);
-            for entry in entries {
-                let index = entry.log_id.index;
-                applied.last_applied = Some(entry.log_id);
-                match entry.payload {
-                    EntryPayload::Blank => replies.push(ReplyBatch::default()),
-                    EntryPayload::Normal(batch) => {
-                        let mut out = Vec::with_capacity(batch.0.len());
-                        for command in &batch.0 {
-                            applied_bytes += command.len() as u64;
-                            out.push(applied.app.apply(LogIndex(index), command));
-                        }
+            for (log_id, payload) in decoded {
+                applied.last_applied = Some(log_id);
+                match payload {
+                    Decoded::Blank => replies.push(ReplyBatch::default()),
+                    Decoded::Normal { commands, bytes } => {
+                        applied_bytes += bytes;
+                        let index = LogIndex(log_id.index);
+                        let out = commands
+                            .into_iter()
+                            .map(|c| applied.app.apply(index, c))
+                            .collect();
                         replies.push(ReplyBatch(out));
                     }
-                    EntryPayload::Membership(membership) => {
-                        applied.membership = StoredMembership::new(Some(entry.log_id), membership);
+                    Decoded::Membership(membership) => {
+                        applied.membership = StoredMembership::new(Some(log_id), membership);
                         replies.push(ReplyBatch::default());
                     }
                 }
@@ -296,6 +396,13 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         let threshold = self.shared.snapshot_bytes_threshold;
         if before < threshold && before + applied_bytes >= threshold {
             self.shared.bytes_threshold_crossed.notify_one();
+        }
+        if let Some((log_id, reason)) = halt {
+            let h = self.halt(
+                log_id.index,
+                format!("undecodable committed entry: {reason}"),
+            );
+            return Err(halted_error(Some(log_id), &h));
         }
         Ok(replies)
     }
@@ -316,16 +423,23 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         let _io = self.shared.snapshot_io.lock().await;
         let image = Bytes::from(snapshot.into_inner());
         let label = self.shared.dir.path().join("received");
+        let index = meta.last_log_id.map_or(0, |l| l.index);
+        let refuse = |reason: String| {
+            let h = self.halt(
+                index,
+                format!("received snapshot {}: {reason}", meta.snapshot_id),
+            );
+            halted_error(None, &h)
+        };
         let (file_meta, records) =
-            snapshot_file::decode(&label, image.clone()).map_err(|e| snapshot_read_err(&e))?;
+            snapshot_file::decode(&label, image.clone()).map_err(|e| refuse(e.to_string()))?;
         if file_meta.last_log_id != meta.last_log_id
             || file_meta.last_membership != meta.last_membership
         {
-            let e = SnapshotFileError::Corrupt(format!(
-                "received snapshot holds {:?}, announced as {:?}",
+            return Err(refuse(format!(
+                "it holds {:?}, announced as {:?}",
                 file_meta.last_log_id, meta.last_log_id
-            ));
-            return Err(snapshot_read_err(&e));
+            )));
         }
         // Persist before switching state: once openraft hears back it may purge the log.
         let bytes = image.len();
@@ -336,10 +450,10 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         .await
         .map_err(|e| snapshot_write_err(&e))?;
         let mut applied = write_lock(&self.shared.applied);
-        applied
-            .app
-            .restore(records)
-            .map_err(|e| StorageIOError::read_snapshot(None, openraft::AnyError::new(&e)))?;
+        if let Err(e) = applied.app.restore(records) {
+            drop(applied);
+            return Err(refuse(e.to_string()));
+        }
         applied.last_applied = meta.last_log_id;
         applied.membership = meta.last_membership.clone();
         self.shared.bytes_since_snapshot.store(0, Ordering::Relaxed);

@@ -13,6 +13,26 @@ pub struct LeaderInfo {
     pub info: NodeInfo,
 }
 
+/// Why this node stopped applying the log: the first committed entry (or the snapshot) it
+/// could not apply, and what was wrong with it. Once set, the node serves nothing from its
+/// applied state; an operator upgrades the binary (or repairs the entry) and restarts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApplyHalted {
+    /// Log index of the entry, or the last index a refused snapshot covers.
+    pub index: u64,
+    pub reason: String,
+}
+
+impl fmt::Display for ApplyHalted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "apply halted at log index {}: {}",
+            self.index, self.reason
+        )
+    }
+}
+
 /// A node's view of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterStatus {
@@ -28,6 +48,8 @@ pub struct ClusterStatus {
     pub applied_index: Option<u64>,
     pub snapshot_index: Option<u64>,
     pub purged_index: Option<u64>,
+    /// Set once the node stopped applying (see [`ApplyHalted`]).
+    pub halted: Option<ApplyHalted>,
 }
 
 fn opt(v: Option<u64>) -> String {
@@ -52,6 +74,10 @@ impl fmt::Display for ClusterStatus {
         writeln!(f, "commit    {}", opt(self.commit_index))?;
         writeln!(f, "applied   {}", opt(self.applied_index))?;
         writeln!(f, "snapshot  {}", opt(self.snapshot_index))?;
-        write!(f, "purged    {}", opt(self.purged_index))
+        write!(f, "purged    {}", opt(self.purged_index))?;
+        if let Some(h) = &self.halted {
+            write!(f, "\nHALTED    {h}")?;
+        }
+        Ok(())
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
-use raft_meta::app::{Application, Record, RestoreError};
+use raft_meta::app::{Application, Record, RestoreError, Undecodable};
 use raft_meta::types::LogIndex;
 
 /// Keys and values are bounded so a bad command cannot grow one record without limit.
@@ -105,15 +105,15 @@ impl KvApp {
 }
 
 impl Application for KvApp {
-    fn apply(&mut self, index: LogIndex, command: &[u8]) -> Bytes {
+    type Command = KvCommand;
+
+    fn decode(command: &[u8]) -> Result<KvCommand, Undecodable> {
+        KvCommand::decode(command).map_err(|e| Undecodable(format!("key-value command: {e}")))
+    }
+
+    fn apply(&mut self, index: LogIndex, command: KvCommand) -> Bytes {
         self.last_index = Some(index);
-        let reply = match KvCommand::decode(command) {
-            Ok(command) => self.apply_command(command),
-            Err(e) => KvReply::Rejected {
-                reason: format!("undecodable command: {e}"),
-            },
-        };
-        reply.encode()
+        self.apply_command(command).encode()
     }
 
     fn snapshot_records(&self) -> Vec<Record> {

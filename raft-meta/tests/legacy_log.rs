@@ -112,7 +112,10 @@ fn every_payload_of_the_previous_format_decodes_to_what_was_written() {
     let want_replies: Vec<AppReply> = want
         .iter()
         .enumerate()
-        .map(|(i, e)| AppReply::decode(&app.apply(LogIndex(i as u64 + 1), &e.encode())).unwrap())
+        .map(|(i, e)| {
+            let command = CohortApp::decode(&e.encode()).unwrap();
+            AppReply::decode(&app.apply(LogIndex(i as u64 + 1), command)).unwrap()
+        })
         .collect();
     assert_eq!(replies, want_replies);
 }

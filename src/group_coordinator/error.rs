@@ -24,7 +24,10 @@ impl From<WriteError> for GroupError {
             WriteError::CommandTooLarge { .. }
             | WriteError::Busy
             | WriteError::Unavailable(_)
-            | WriteError::Indeterminate(_) => GroupError::NotAvailable(e.to_string()),
+            | WriteError::Indeterminate(_)
+            // The leader runs an older binary than the command's writer: retriable once the
+            // upgrade reaches it.
+            | WriteError::Refused(_) => GroupError::NotAvailable(e.to_string()),
         }
     }
 }

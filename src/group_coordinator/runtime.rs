@@ -221,7 +221,11 @@ impl Runtime {
             let metrics = self.node.raft().metrics();
             let m = metrics.borrow();
             Observed {
-                leads: m.current_leader == Some(self.node.node_id()),
+                // A stopped Raft (a halted apply loop included) keeps its last leader in the
+                // metrics: it leads nothing.
+                leads: m.current_leader == Some(self.node.node_id())
+                    && m.running_state.is_ok()
+                    && self.node.apply_halted().is_none(),
                 term: m.current_term,
                 last_log_index: m.last_log_index.unwrap_or(0),
                 applied_index: m.last_applied.map_or(0, |l| l.index),

@@ -115,7 +115,9 @@ fn catalog_write_error(e: WriteError) -> CatalogError {
             CatalogError::NotController
         }
         WriteError::Busy | WriteError::Indeterminate(_) => CatalogError::Timeout(e.to_string()),
-        WriteError::CommandTooLarge { .. } => CatalogError::Storage(e.to_string()),
+        WriteError::CommandTooLarge { .. } | WriteError::Refused(_) => {
+            CatalogError::Storage(e.to_string())
+        }
     }
 }
 

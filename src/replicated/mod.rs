@@ -34,6 +34,10 @@ pub enum ReplicatedStartError {
     /// than what it knew before it stopped would be wrong.
     #[error("the replicated state did not catch up within {0:?}")]
     NotCaughtUp(Duration),
+    /// Replaying the log met an entry (or a snapshot) this binary cannot read: the node must
+    /// not serve, nor prune partition data against the topic list it stopped at.
+    #[error("{0} (is this node's binary older than the cluster's?)")]
+    Halted(raft_meta::ApplyHalted),
 }
 
 /// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
@@ -97,6 +101,7 @@ pub async fn wait_caught_up(
     single: bool,
     limit: Duration,
 ) -> Result<(), ReplicatedStartError> {
+    let mut halted = groups.node().watch_apply_halted();
     let caught_up = async {
         if single {
             groups.wait_active().await;
@@ -113,9 +118,24 @@ pub async fn wait_caught_up(
             }
         }
     };
-    tokio::time::timeout(limit, caught_up)
-        .await
-        .map_err(|_| ReplicatedStartError::NotCaughtUp(limit))
+    let halt = async {
+        // An error means the node is gone; `caught_up` ends on its own then.
+        if halted.wait_for(Option::is_some).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::time::timeout(limit, async {
+        tokio::select! {
+            () = caught_up => {}
+            () = halt => {}
+        }
+    })
+    .await
+    .map_err(|_| ReplicatedStartError::NotCaughtUp(limit))?;
+    match groups.node().apply_halted() {
+        Some(h) => Err(ReplicatedStartError::Halted(h)),
+        None => Ok(()),
+    }
 }
 
 /// Removes this node's partition data of topics deleted through Raft (the node that served

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!  binary ─ Envelope { origin, body } ─► MetaNode::write ─► Raft log ─► every replica:
-//!     CohortApp::apply(index, bytes)
+//!     CohortApp::decode(bytes) ─► Envelope   (codec: tagged, versioned; refusal halts the node)
+//!     CohortApp::apply(index, envelope)
 //!        ├─ body Group(cmd)      ─► CoordinatorState::apply ─► Outcome
 //!        ├─ body CreateTopics    ─► TopicTable::create (per topic)
 //!        ├─ body DeleteTopics    ─► TopicTable::delete + coordinator TopicsDeleted
@@ -19,8 +20,10 @@
 //! the runtime first. One consumer reading effects in apply order makes that impossible.
 //!
 //! Snapshot records carry a namespace byte before their key: [`NS_GROUP`] + the coordinator's
-//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`].
+//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`]. Byte layouts: [`codec`] and
+//! `crate::format`.
 
+mod codec;
 pub mod topics;
 
 use std::sync::Arc;
@@ -29,7 +32,8 @@ use bytes::Bytes;
 use coordinator::{CoordinatorState, Outcome, TimestampMs, TopicName, WriteCommand};
 use serde::{Deserialize, Serialize};
 
-use crate::app::{Application, Record, RestoreError};
+use crate::app::{Application, Record, RestoreError, Undecodable};
+pub use crate::format::FormatError;
 use crate::types::{LogIndex, NodeId};
 pub use topics::{ClusterMeta, TopicChangeError, TopicLimits, TopicMeta, TopicTable};
 
@@ -40,8 +44,6 @@ pub const NS_TOPIC: u8 = 2;
 /// Namespace byte of the cluster record in snapshots.
 pub const NS_CLUSTER: u8 = 3;
 
-/// Version byte in front of every encoded command, reply and non-coordinator record value.
-const FORMAT_VERSION: u8 = 1;
 /// Most producer ids one command may reserve.
 pub const PRODUCER_ID_BLOCK_MAX: u32 = 1_000_000;
 
@@ -55,8 +57,9 @@ pub struct RequestToken {
     pub seq: u64,
 }
 
-/// What one replicated command carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What one replicated command carries. Its bytes are [`Envelope::encode`]'s, never serde's:
+/// each command kind is tagged and versioned on its own.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
     /// `None` for commands no client waits on (timers, expiry).
     pub origin: Option<RequestToken>,
@@ -65,7 +68,7 @@ pub struct Envelope {
 
 // Group commands are nearly every command; boxing them would add an allocation to each.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Body {
     Group(WriteCommand),
     /// Topics fully planned by the leader (id, placement, configs); each is created unless its
@@ -89,12 +92,14 @@ pub enum Body {
 }
 
 impl Envelope {
+    /// The command's bytes: tagged by command kind, at the newest version.
     pub fn encode(&self) -> Bytes {
-        encode_versioned(self)
+        codec::encode_envelope(self)
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
-        decode_versioned(bytes)
+    /// Reads any version this binary ever wrote; refuses unknown kinds and newer versions.
+    pub fn decode(bytes: &[u8]) -> Result<Self, FormatError> {
+        codec::decode_envelope(bytes)
     }
 }
 
@@ -111,17 +116,39 @@ pub enum AppReply {
     ProducerIds {
         first: i64,
     },
-    /// The command could not be decoded or was out of bounds; nothing changed.
+    /// The command was out of bounds; nothing changed.
     Rejected(String),
 }
 
 impl AppReply {
     pub fn encode(&self) -> Bytes {
-        encode_versioned(self)
+        codec::encode_reply(self)
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<Self, CodecError> {
-        decode_versioned(bytes)
+    pub fn decode(bytes: &[u8]) -> Result<Self, FormatError> {
+        codec::decode_reply(bytes)
+    }
+}
+
+impl TopicMeta {
+    /// The value of this topic's snapshot record.
+    pub fn encode_record(&self) -> Bytes {
+        codec::encode_topic_record(self)
+    }
+
+    pub fn decode_record(bytes: &[u8]) -> Result<Self, FormatError> {
+        codec::decode_topic_record(bytes)
+    }
+}
+
+impl ClusterMeta {
+    /// The value of the cluster's snapshot record.
+    pub fn encode_record(&self) -> Bytes {
+        codec::encode_cluster_record(self)
+    }
+
+    pub fn decode_record(bytes: &[u8]) -> Result<Self, FormatError> {
+        codec::decode_cluster_record(bytes)
     }
 }
 
@@ -150,34 +177,6 @@ pub enum Effect {
 /// Where effects go; the binary's runtime supplies it. It must not block (it runs inside the
 /// state machine's apply).
 pub type EffectSink = Arc<dyn Fn(Effect) + Send + Sync>;
-
-#[derive(Debug, thiserror::Error)]
-pub enum CodecError {
-    #[error("empty buffer")]
-    Empty,
-    #[error("unknown format version {0}")]
-    Version(u8),
-    #[error("malformed: {0}")]
-    Malformed(#[from] postcard::Error),
-}
-
-fn encode_versioned<T: Serialize>(value: &T) -> Bytes {
-    let mut out = vec![FORMAT_VERSION];
-    // postcard only fails on writer errors, and a Vec writer has none; an empty tail would
-    // be answered as malformed by the decoder rather than misread.
-    if let Ok(body) = postcard::to_stdvec(value) {
-        out.extend_from_slice(&body);
-    }
-    Bytes::from(out)
-}
-
-fn decode_versioned<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, CodecError> {
-    let (&version, body) = bytes.split_first().ok_or(CodecError::Empty)?;
-    if version != FORMAT_VERSION {
-        return Err(CodecError::Version(version));
-    }
-    Ok(postcard::from_bytes(body)?)
-}
 
 /// The application: coordinator state, topic table, cluster meta.
 pub struct CohortApp {
@@ -326,15 +325,19 @@ impl CohortApp {
 }
 
 impl Application for CohortApp {
-    fn apply(&mut self, index: LogIndex, command: &[u8]) -> Bytes {
-        let reply = match Envelope::decode(command) {
-            Ok(Envelope { origin, body }) => self.apply_body(index, origin, body),
-            Err(e) => {
-                tracing::warn!(%index, error = %e, "undecodable command skipped");
-                AppReply::Rejected(format!("undecodable command: {e}"))
-            }
-        };
-        reply.encode()
+    type Command = Envelope;
+
+    fn admit(command: &[u8]) -> Result<(), Undecodable> {
+        codec::admit_command(command).map_err(|e| Undecodable(e.to_string()))
+    }
+
+    fn decode(command: &[u8]) -> Result<Envelope, Undecodable> {
+        Envelope::decode(command).map_err(|e| Undecodable(e.to_string()))
+    }
+
+    fn apply(&mut self, index: LogIndex, command: Envelope) -> Bytes {
+        let Envelope { origin, body } = command;
+        self.apply_body(index, origin, body).encode()
     }
 
     fn snapshot_records(&self) -> Vec<Record> {
@@ -353,12 +356,12 @@ impl Application for CohortApp {
         for topic in self.topics.iter() {
             out.push(Record {
                 key: prefixed(NS_TOPIC, topic.name.as_bytes()),
-                value: encode_versioned(&**topic),
+                value: topic.encode_record(),
             });
         }
         out.push(Record {
             key: Bytes::from_static(&[NS_CLUSTER]),
-            value: encode_versioned(&self.cluster),
+            value: self.cluster.encode_record(),
         });
         out
     }
@@ -380,12 +383,19 @@ impl Application for CohortApp {
                     coordinator.replay(&r);
                 }
                 NS_TOPIC => {
-                    let t: TopicMeta = decode_versioned(&record.value)
+                    let t = TopicMeta::decode_record(&record.value)
                         .map_err(|e| RestoreError(format!("topic record: {e}")))?;
+                    if t.name.as_bytes() != key {
+                        return Err(RestoreError(format!(
+                            "topic record under key {:?} holds topic {:?}",
+                            String::from_utf8_lossy(key),
+                            t.name
+                        )));
+                    }
                     topics.push(t);
                 }
                 NS_CLUSTER => {
-                    cluster = decode_versioned(&record.value)
+                    cluster = ClusterMeta::decode_record(&record.value)
                         .map_err(|e| RestoreError(format!("cluster record: {e}")))?;
                 }
                 other => {

@@ -52,7 +52,8 @@ fn commit(group: &str, topic: &str, partition: i32, offset: i64) -> WriteCommand
 }
 
 fn apply(app: &mut CohortApp, index: u64, origin: Option<RequestToken>, body: Body) -> AppReply {
-    let bytes = app.apply(LogIndex(index), &Envelope { origin, body }.encode());
+    let command = CohortApp::decode(&Envelope { origin, body }.encode()).unwrap();
+    let bytes = app.apply(LogIndex(index), command);
     AppReply::decode(&bytes).unwrap()
 }
 
@@ -178,18 +179,43 @@ fn the_first_cluster_id_wins_and_producer_ids_never_repeat() {
 }
 
 #[test]
-fn garbage_is_rejected_without_changing_state() {
-    let (mut app, seen) = recording_app();
-    for bytes in [
-        &b""[..],
-        &[9, 1, 2][..],
-        &[FORMAT_VERSION, 0xff, 0xff, 0xff][..],
+fn garbage_unknown_kinds_and_newer_versions_do_not_decode() {
+    let newer = {
+        let mut b = Envelope {
+            origin: None,
+            body: Body::AllocateProducerIds { count: 1 },
+        }
+        .encode()
+        .to_vec();
+        b[3..5].copy_from_slice(&2u16.to_be_bytes());
+        b
+    };
+    for (bytes, why) in [
+        (&b""[..], "empty payload"),
+        (&[9, 1, 2][..], "unknown frame byte 0x09"),
+        (&[1, 0xff, 0xff, 0xff][..], "malformed untagged command"),
+        (&[2, 0x02, 0xff, 0, 1, 0][..], "unknown type tag 0x02ff"),
+        (
+            &[2, 0x03, 0x01, 0, 1, 0][..],
+            "found where a command was expected",
+        ),
+        (&newer[..], "AllocateProducerIds command version 2 is newer"),
     ] {
-        let reply = AppReply::decode(&app.apply(LogIndex(1), bytes)).unwrap();
-        assert!(matches!(reply, AppReply::Rejected(_)), "{bytes:?}");
+        let err = CohortApp::decode(bytes).unwrap_err();
+        assert!(err.0.contains(why), "{bytes:?}: {err}");
     }
-    assert!(seen.lock().unwrap().is_empty());
-    assert_eq!(app.coordinator().group_count(), 0);
+    // The leader's admission check sees the same refusals from the header alone.
+    assert!(CohortApp::admit(&newer).is_err());
+    assert!(CohortApp::admit(&[2, 0x02, 0xff, 0, 1]).is_err());
+    assert!(CohortApp::admit(&[]).is_err());
+    assert!(CohortApp::admit(
+        &Envelope {
+            origin: None,
+            body: Body::AllocateProducerIds { count: 1 }
+        }
+        .encode()
+    )
+    .is_ok());
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! startup by [`RaftStore`].
 
 pub(crate) mod errors;
+pub mod format;
 pub mod probe;
 pub mod segment_store;
 pub mod sled_store;

@@ -2,9 +2,10 @@
 //!
 //! ```text
 //!  <dir>/segments/<base>.log ...   one compaction entry per Raft entry, offset = Raft index,
-//!                                  payload = postcard(Entry); append + group-committed fdatasync
-//!  <dir>/raft-state                vote, committed, last purged: postcard, replaced atomically
-//!                                  (temp file, fsync, rename, directory fsync)
+//!                                  payload = postcard(Entry) (the log store format, version 1:
+//!                                  `store::format`); append + group-committed fdatasync
+//!  <dir>/raft-state                tagged (0x0102 v1): vote, committed, last purged, replaced
+//!                                  atomically (temp file, fsync, rename, directory fsync)
 //! ```
 //!
 //! Purge deletes whole sealed segments; entries at or below the purge point that still sit in a
@@ -23,7 +24,7 @@ use bytes::Bytes;
 use compaction::{Log, LogConfig, LogError, Offset, TimestampMs};
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{OptionalSend, RaftLogReader};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::metrics as m;
 use crate::store::errors;
@@ -58,6 +59,11 @@ pub enum SegmentStoreError {
         what: &'static str,
         source: postcard::Error,
     },
+    #[error("{path}: {source}")]
+    StateFormat {
+        path: PathBuf,
+        source: crate::format::FormatError,
+    },
     #[error("log entry at offset {offset} holds Raft index {index}")]
     IndexMismatch { offset: u64, index: u64 },
     #[error("cannot create {path}: {source}")]
@@ -72,11 +78,45 @@ pub enum SegmentStoreError {
 }
 
 /// The small state kept beside the log.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct RaftStateFile {
-    vote: Option<Vote>,
-    committed: Option<LogId>,
-    last_purged: Option<LogId>,
+/// (Deserialize only reads the untagged file of c076aca and before.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct RaftStateFile {
+    pub vote: Option<Vote>,
+    pub committed: Option<LogId>,
+    pub last_purged: Option<LogId>,
+}
+
+impl RaftStateFile {
+    /// `0x02 | 0x0102 | v1 | opt(vote) | opt(committed log id) | opt(last purged log id)`.
+    pub fn encode(&self) -> Vec<u8> {
+        use crate::format::openraft_codec::{put_log_id, put_vote};
+        let mut w = crate::format::wire::Writer(Vec::with_capacity(64));
+        crate::format::write_header(&mut w.0, crate::format::tags::SEGMENT_STORE_STATE, 1);
+        w.opt(self.vote.as_ref(), put_vote);
+        w.opt(self.committed.as_ref(), put_log_id);
+        w.opt(self.last_purged.as_ref(), put_log_id);
+        w.0
+    }
+
+    /// Reads the tagged file, or the bare postcard one of c076aca and before.
+    pub fn decode(bytes: &[u8]) -> Result<Self, crate::format::FormatError> {
+        use crate::format::openraft_codec::{get_log_id, get_vote};
+        use crate::format::{tags, wire::Reader, Framed};
+        match crate::format::split_bare(bytes)? {
+            Framed::Untagged(raw) => crate::format::from_postcard(raw, "untagged raft state"),
+            Framed::Tagged { tag, version, body } => {
+                tags::check_exact(tag, version, tags::SEGMENT_STORE_STATE)?;
+                let mut r = Reader::new(body, "segment store state");
+                let state = RaftStateFile {
+                    vote: r.opt("vote", get_vote)?,
+                    committed: r.opt("committed", get_log_id)?,
+                    last_purged: r.opt("last purged", get_log_id)?,
+                };
+                r.finish()?;
+                Ok(state)
+            }
+        }
+    }
 }
 
 struct Inner {
@@ -122,10 +162,7 @@ impl Inner {
     }
 
     fn write_state(&self, state: &RaftStateFile) -> Result<(), SegmentStoreError> {
-        let raw = postcard::to_stdvec(state).map_err(|source| SegmentStoreError::Encode {
-            what: "raft state",
-            source,
-        })?;
+        let raw = state.encode();
         let started = Instant::now();
         compaction::write_file_atomically(&self.dir, STATE_FILE, &raw)?;
         m::record_fsync(started.elapsed());
@@ -213,8 +250,8 @@ impl SegmentLogStore {
         let state: RaftStateFile = match compaction::read_file_checked(dir, STATE_FILE)? {
             None => RaftStateFile::default(),
             Some(raw) => {
-                postcard::from_bytes(&raw).map_err(|source| SegmentStoreError::Decode {
-                    what: "raft state",
+                RaftStateFile::decode(&raw).map_err(|source| SegmentStoreError::StateFormat {
+                    path: dir.join(STATE_FILE),
                     source,
                 })?
             }

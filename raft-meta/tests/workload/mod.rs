@@ -128,10 +128,8 @@ impl Builder {
         self.seq += 1;
         let origin = if with_origin { token(self.seq) } else { None };
         let envelope = Envelope { origin, body };
-        let _ = self
-            .app
-            .apply(LogIndex(self.seq), &envelope.encode())
-            .to_vec();
+        let command = CohortApp::decode(&envelope.encode()).unwrap();
+        let _ = self.app.apply(LogIndex(self.seq), command);
         self.out.push(envelope);
     }
 
@@ -378,7 +376,8 @@ pub fn applied_state() -> CohortApp {
     let w = build();
     let mut app = new_app();
     for (i, e) in w.all().enumerate() {
-        let _ = app.apply(LogIndex(i as u64 + 1), &e.encode()).to_vec();
+        let command = CohortApp::decode(&e.encode()).unwrap();
+        let _ = app.apply(LogIndex(i as u64 + 1), command);
     }
     app
 }

@@ -330,6 +330,7 @@ mod tests {
             applied_index: Some(119),
             snapshot_index: None,
             purged_index: None,
+            halted: None,
         }
     }
 
