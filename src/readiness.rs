@@ -6,6 +6,8 @@
 //!    listeners  the Kafka listener accepts (not starting, not shutting down)
 //!    replayed   the Raft log is replayed and the data plane open (the broker serves requests)
 //!    leader     a Raft leader is known (group requests have a coordinator to go to)
+//!    apply      the Raft node applies its log: it has not halted at an entry (or snapshot) it
+//!               cannot read, nor stopped on a fatal error (docs/decisions/0107)
 //! ```
 //!
 //! The checks are a list of named functions of the node's state, read when asked: nothing
@@ -20,7 +22,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use crate::group_coordinator::GroupCoordinator;
 
 /// Every check, in the order `/readyz` lists them. Fixed: these are label values.
-pub const CHECKS: [&str; 3] = ["listeners", "replayed", "leader"];
+pub const CHECKS: [&str; 4] = ["listeners", "replayed", "leader", "apply"];
 
 /// `1` when the node is ready, `0` otherwise.
 pub const READY: &str = "cohort_ready";
@@ -102,6 +104,11 @@ impl Readiness {
                     Err("no Raft leader known (an election is under way or no quorum)".into())
                 }
                 Some(Some(l)) => Ok(Some(format!("node {}", l.node_id))),
+            },
+            "apply" => match self.groups().map(|g| g.node().fatal()) {
+                None => Err("the Raft node is starting or stopped".into()),
+                Some(Some(why)) => Err(why),
+                Some(None) => Ok(None),
             },
             other => Err(format!("unknown check {other}")),
         }
@@ -194,8 +201,8 @@ mod tests {
             .filter(|v| v.failure.is_some())
             .map(|v| v.check)
             .collect();
-        // Without a Raft node no leader can be known.
-        assert_eq!(failing, ["leader"]);
+        // Without a Raft node no leader can be known, nor a log applied.
+        assert_eq!(failing, ["leader", "apply"]);
         r.stopping();
         assert!(r.report().1.contains("listeners: failing:"));
     }
@@ -216,6 +223,10 @@ mod tests {
         );
         assert!(
             text.contains("cohort_ready_check{check=\"leader\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("cohort_ready_check{check=\"apply\"} 0\n"),
             "{text}"
         );
         assert_eq!(text.matches("cohort_ready_check{").count(), CHECKS.len());

@@ -195,7 +195,7 @@ fn readyz_is_200_once_serving_and_again_after_a_restart() {
     assert_eq!(code, 200, "{body}");
     assert_eq!(
         body,
-        "ready\nlisteners: ok\nreplayed: ok\nleader: ok (node 1)\n"
+        "ready\nlisteners: ok\nreplayed: ok\nleader: ok (node 1)\napply: ok\n"
     );
     let (_, metrics) = http_get(b.http, "/metrics").unwrap();
     assert_eq!(ready_gauge(&metrics), Some(1), "{metrics}");
