@@ -7,7 +7,7 @@
 //!    replayed   the Raft log is replayed and the data plane open (the broker serves requests)
 //!    leader     a Raft leader is known (group requests have a coordinator to go to)
 //!    apply      the Raft node applies its log: it has not halted at an entry (or snapshot) it
-//!               cannot read, nor stopped on a fatal error (docs/decisions/0108)
+//!               cannot read, nor stopped on a fatal error (docs/decisions/0109)
 //! ```
 //!
 //! The checks are a list of named functions of the node's state, read when asked: nothing

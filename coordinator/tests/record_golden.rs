@@ -4,7 +4,7 @@
 //!
 //! A failure means a record's layout changed while logs and snapshots on disk hold the old
 //! bytes. Do not update the hex: give the record a new value version with a reader for the old
-//! one (docs/decisions/0108-replicated-formats.md).
+//! one (docs/decisions/0109-replicated-formats.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -4,7 +4,7 @@
 //! A failure here means a struct or an encoder changed the bytes of a replicated or persisted
 //! payload: nodes running the previous binary, and the logs and snapshots already on disk, hold
 //! the old bytes. Do not update the hex. Add a version instead (docs/decisions/
-//! 0108-replicated-formats.md, `raft_meta::format::tags`): keep a reader for the old bytes
+//! 0109-replicated-formats.md, `raft_meta::format::tags`): keep a reader for the old bytes
 //! and pin the new version's bytes in a new sample.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,5 +1,5 @@
 //! The versioned formats of everything a node replicates or keeps on disk, and the rule they
-//! follow (docs/decisions/0108-replicated-formats.md).
+//! follow (docs/decisions/0109-replicated-formats.md).
 //!
 //! ```text
 //!  payload = 0x02 | tag (u16 BE) | version (u16 BE) | body      the body's layout is fixed by
