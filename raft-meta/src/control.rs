@@ -116,23 +116,7 @@ impl Control {
     /// own term's first entry, so at least every entry any earlier leader committed), returns it.
     /// `None` when nothing was ever committed.
     pub async fn read_index(&self) -> Result<Option<u64>, ReadError> {
-        match tokio::time::timeout(self.request_timeout, self.raft.ensure_linearizable()).await {
-            Ok(Ok(read_log_id)) => Ok(read_log_id.map(|l| l.index)),
-            Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => {
-                Err(ReadError::NotLeader {
-                    leader: fwd
-                        .leader_id
-                        .zip(fwd.leader_node)
-                        .map(|(node_id, info)| LeaderInfo { node_id, info }),
-                })
-            }
-            Ok(Err(RaftError::Fatal(_))) => Err(ReadError::ShuttingDown),
-            Ok(Err(e)) => Err(ReadError::Raft(e.to_string())),
-            Err(_) => Err(ReadError::Raft(format!(
-                "leadership not confirmed within {} ms",
-                self.request_timeout.as_millis()
-            ))),
-        }
+        confirm_leadership(&self.raft, self.request_timeout).await
     }
 
     /// Answers a pre-vote (see `election`); granting holds back this node's own campaign for a
@@ -232,5 +216,30 @@ impl Control {
             .await
             .map_err(|e| map_write_error(e, &m))?;
         Ok(self.status())
+    }
+}
+
+/// Confirms this node's leadership with a quorum within `limit` and returns its read index
+/// (`None` when nothing was ever committed); the one place Raft's answer becomes a `ReadError`.
+pub(crate) async fn confirm_leadership(
+    raft: &Raft,
+    limit: Duration,
+) -> Result<Option<u64>, ReadError> {
+    match tokio::time::timeout(limit, raft.ensure_linearizable()).await {
+        Ok(Ok(read_log_id)) => Ok(read_log_id.map(|l| l.index)),
+        Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => {
+            Err(ReadError::NotLeader {
+                leader: fwd
+                    .leader_id
+                    .zip(fwd.leader_node)
+                    .map(|(node_id, info)| LeaderInfo { node_id, info }),
+            })
+        }
+        Ok(Err(RaftError::Fatal(_))) => Err(ReadError::ShuttingDown),
+        Ok(Err(e)) => Err(ReadError::Raft(e.to_string())),
+        Err(_) => Err(ReadError::Raft(format!(
+            "leadership not confirmed within {} ms",
+            limit.as_millis()
+        ))),
     }
 }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use openraft::error::{CheckIsLeaderError, InitializeError, RaftError};
+use openraft::error::{InitializeError, RaftError};
 use openraft::storage::RaftLogStorage;
 use openraft::{Config, SnapshotPolicy};
 use tokio::net::TcpListener;
@@ -582,23 +582,8 @@ impl<A: Application> MetaNode<A> {
     /// Confirms leadership with a quorum, waits until the state machine has applied everything
     /// committed before the call, then runs `f` on the applied state.
     pub async fn read<R>(&self, f: impl FnOnce(&A) -> R) -> Result<R, ReadError> {
-        match tokio::time::timeout(self.request_timeout, self.raft.ensure_linearizable()).await {
-            Ok(Ok(_)) => Ok(self.sm.read(|applied| f(&applied.app))),
-            Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => {
-                Err(ReadError::NotLeader {
-                    leader: fwd
-                        .leader_id
-                        .zip(fwd.leader_node)
-                        .map(|(node_id, info)| LeaderInfo { node_id, info }),
-                })
-            }
-            Ok(Err(RaftError::Fatal(_))) => Err(ReadError::ShuttingDown),
-            Ok(Err(e)) => Err(ReadError::Raft(e.to_string())),
-            Err(_) => Err(ReadError::Raft(format!(
-                "leadership not confirmed within {} ms",
-                self.request_timeout.as_millis()
-            ))),
-        }
+        crate::control::confirm_leadership(&self.raft, self.request_timeout).await?;
+        Ok(self.sm.read(|applied| f(&applied.app)))
     }
 
     /// Runs `f` on this node's applied state without a quorum round trip (may be stale).
