@@ -109,7 +109,8 @@ pub fn write(dir: &Path, view: &SegmentView) -> Result<(), LogError> {
     let last_frame_crc = match last_pos {
         Some(at) => {
             let mut prefix = [0u8; 8];
-            fsutil::read_exact_at(&view.segment.file, &view.segment.path, &mut prefix, at)?;
+            let file = view.segment.file.get()?;
+            fsutil::read_exact_at(&file, &view.segment.path, &mut prefix, at)?;
             frame::read_u32(&prefix, 4)
         }
         None => 0,
@@ -268,7 +269,8 @@ fn tail_matches(segment: &Segment, summary: &SegmentSummary) -> Result<bool, Log
     ) else {
         return Ok(summary.index.points().is_empty() && summary.next_offset == segment.base());
     };
-    let mut window = Window::new(&segment.file, &segment.path, summary.end, 1 << 16);
+    let file = segment.file.get()?;
+    let mut window = Window::new(&file, &segment.path, summary.end, 1 << 16);
     let Ok(at_point) = window.frame(u64::from(point.position))? else {
         return Ok(false);
     };

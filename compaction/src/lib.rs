@@ -37,6 +37,7 @@ pub mod log_compaction;
 mod log_locate;
 mod log_maintenance;
 mod log_read;
+mod open_files;
 pub mod segment;
 pub mod snapshot;
 pub mod types;
@@ -50,6 +51,7 @@ pub use keyed::{compact_records, replay, KeyedRecord, TombstonePolicy};
 pub use log::{AppendInfo, DeletedSegments, Log, RetentionPolicy, SegmentInfo};
 pub use log_compaction::CompactionOutcome;
 pub use log_locate::{FileSlice, LocatedEntry, SliceCut, FILE_TAIL_MIN_BYTES};
+pub use open_files::OpenFiles;
 pub use snapshot::{
     install_snapshot_bytes, SnapshotError, SnapshotInfo, SnapshotLimits, SnapshotReader,
     SnapshotWriter,

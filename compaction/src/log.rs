@@ -45,6 +45,7 @@ use crate::fsutil;
 use crate::group_commit::{GroupCommit, SyncTarget};
 use crate::index::SparseIndex;
 use crate::index_file;
+use crate::open_files::OpenFiles;
 use crate::segment::{self, ScanMode, Segment, SegmentHeader, Window, SEGMENT_HEADER_LEN};
 use crate::types::{Offset, TimestampMs};
 
@@ -194,6 +195,8 @@ pub struct Log {
     pub(crate) writer: Mutex<Writer>,
     pub(crate) published: RwLock<Published>,
     pub(crate) commit: GroupCommit,
+    /// The budget its segment files are open under.
+    pub(crate) files: OpenFiles,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -203,8 +206,19 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Log {
-    /// Opens (or creates) the log in `dir`, recovering it as the module docs describe.
+    /// Opens (or creates) the log in `dir`, recovering it as the module docs describe; its
+    /// segment files stay open for as long as they exist.
     pub fn open(dir: impl AsRef<Path>, config: LogConfig) -> Result<Log, LogError> {
+        Log::open_with_files(dir, config, OpenFiles::unlimited())
+    }
+
+    /// [`Log::open`], with the segment files under a budget shared with other logs: idle
+    /// ones are closed and reopened on use (see `open_files`).
+    pub fn open_with_files(
+        dir: impl AsRef<Path>,
+        config: LogConfig,
+        files: OpenFiles,
+    ) -> Result<Log, LogError> {
         config.validate()?;
         let dir = dir.as_ref().to_path_buf();
         fsutil::create_dir_durably(&dir)?;
@@ -213,11 +227,11 @@ impl Log {
         index_file::remove_orphans(&dir, &bases)?;
         let mut views = Vec::with_capacity(bases.len().max(1));
         if bases.is_empty() {
-            views.push(create_segment_view(&dir, Offset(0))?);
+            views.push(create_segment_view(&dir, Offset(0), &files)?);
         }
         for (i, base) in bases.iter().enumerate() {
             let is_last = i + 1 == bases.len();
-            let view = open_segment(&dir, *base, is_last, &config)?;
+            let view = open_segment(&dir, *base, is_last, &config, &files)?;
             if let Some(previous) = views.last() {
                 check_follows(previous, &view)?;
             }
@@ -229,11 +243,7 @@ impl Log {
             .ok_or(LogError::Unsupported("log without segments"))?;
         // Bytes read back at open may still sit only in the page cache (a crash of the process,
         // not of the machine): sync once so `durable_offset` starts out true.
-        active
-            .0
-            .file
-            .sync_data()
-            .map_err(|e| LogError::io("fdatasync", &active.0.path, e))?;
+        sync_segment(&active.0)?;
         let writer = Writer {
             active: active.0,
             position: active.1,
@@ -251,6 +261,7 @@ impl Log {
                 generation: 0,
             }),
             commit: GroupCommit::new(active.2),
+            files,
         })
     }
 
@@ -419,12 +430,18 @@ impl Log {
             frame::encode_into(entry, &mut buf);
         }
         let position = writer.position;
-        let written =
-            fsutil::write_all_at(&writer.active.file, &writer.active.path, &buf, position);
+        let file = match writer.active.file.for_write() {
+            Ok(file) => file,
+            Err(error) => {
+                writer.encode_buf = buf;
+                return Err(error);
+            }
+        };
+        let written = fsutil::write_all_at(&file, &writer.active.path, &buf, position);
         if let Err(error) = written {
             // A partial write may have left bytes past the published end; cut them so a later,
             // shorter append cannot leave stale frames behind it.
-            if let Err(cut) = writer.active.file.set_len(position) {
+            if let Err(cut) = file.set_len(position) {
                 let cut = LogError::io("ftruncate", &writer.active.path, cut);
                 self.commit.poison(&cut);
             }
@@ -469,8 +486,7 @@ impl Log {
     /// Seals the active segment (fdatasync, index files) and starts a new one at the log end.
     fn roll(&self, writer: &mut Writer) -> Result<(), LogError> {
         let old = Arc::clone(&writer.active);
-        if let Err(e) = old.file.sync_data() {
-            let error = LogError::io("fdatasync", &old.path, e);
+        if let Err(error) = sync_segment(&old) {
             self.commit.poison(&error);
             return Err(error);
         }
@@ -481,7 +497,7 @@ impl Log {
         if let Err(error) = index_file::write(&self.dir, &sealed) {
             tracing::warn!(%error, segment = %old.path.display(), "could not write index files");
         }
-        let view = create_segment_view(&self.dir, writer.next_offset)?;
+        let view = create_segment_view(&self.dir, writer.next_offset, &self.files)?;
         writer.active = Arc::clone(&view.segment);
         writer.position = SEGMENT_HEADER_LEN as u64;
         writer.roll_clock_start_ms = None;
@@ -494,10 +510,11 @@ impl Log {
     /// an empty log too.
     fn rebase_empty(&self, writer: &mut Writer, base: Offset) -> Result<(), LogError> {
         let old = Arc::clone(&writer.active);
+        old.file.pin()?;
         fsutil::remove_file(&old.path)?;
         index_file::remove(&self.dir, old.base())?;
         fsutil::sync_dir(&self.dir)?;
-        let view = create_segment_view(&self.dir, base)?;
+        let view = create_segment_view(&self.dir, base, &self.files)?;
         writer.active = Arc::clone(&view.segment);
         writer.position = SEGMENT_HEADER_LEN as u64;
         writer.next_offset = base;
@@ -531,12 +548,7 @@ impl Log {
             let active = Arc::clone(&view.active().segment);
             SyncTarget {
                 end: view.next_offset(),
-                sync: Box::new(move || {
-                    active
-                        .file
-                        .sync_data()
-                        .map_err(|e| LogError::io("fdatasync", &active.path, e))
-                }),
+                sync: Box::new(move || sync_segment(&active)),
             }
         })
     }
@@ -576,8 +588,22 @@ pub(crate) fn list_segments(dir: &Path) -> Result<Vec<Offset>, LogError> {
     Ok(bases)
 }
 
+/// fdatasyncs `segment`'s file; once it succeeded, the writes it covered no longer keep the
+/// file open.
+pub(crate) fn sync_segment(segment: &Segment) -> Result<(), LogError> {
+    let (file, writes) = segment.file.for_sync()?;
+    file.sync_data()
+        .map_err(|e| LogError::io("fdatasync", &segment.path, e))?;
+    segment.file.synced(writes);
+    Ok(())
+}
+
 /// Creates an empty segment at `base` and makes its name durable.
-pub(crate) fn create_segment_view(dir: &Path, base: Offset) -> Result<SegmentView, LogError> {
+pub(crate) fn create_segment_view(
+    dir: &Path,
+    base: Offset,
+    files: &OpenFiles,
+) -> Result<SegmentView, LogError> {
     let path = dir.join(segment::file_name(base, segment::LOG_SUFFIX));
     let segment = Segment::create(
         path,
@@ -586,6 +612,7 @@ pub(crate) fn create_segment_view(dir: &Path, base: Offset) -> Result<SegmentVie
             compacted: false,
             covers_until: None,
         },
+        files,
     )?;
     fsutil::sync_dir(dir)?;
     Ok(SegmentView {
@@ -604,6 +631,7 @@ fn open_segment(
     base: Offset,
     is_last: bool,
     config: &LogConfig,
+    files: &OpenFiles,
 ) -> Result<SegmentView, LogError> {
     let path = dir.join(segment::file_name(base, segment::LOG_SUFFIX));
     let (file, len, header) = Segment::open(path.clone())?;
@@ -634,7 +662,7 @@ fn open_segment(
             reason: CorruptReason::SegmentHeader("base offset does not match the file name"),
         });
     }
-    let segment = Segment::new(path, file, header);
+    let segment = Segment::new(path, file, header, files);
     if !is_last && !config.verify_sealed_on_open {
         if let Some(summary) = index_file::load(dir, &segment, len)? {
             return Ok(SegmentView {
@@ -663,12 +691,10 @@ fn open_segment(
         );
         segment
             .file
+            .for_write()?
             .set_len(scan.valid_len)
             .map_err(|e| LogError::io("ftruncate", &segment.path, e))?;
-        segment
-            .file
-            .sync_data()
-            .map_err(|e| LogError::io("fdatasync", &segment.path, e))?;
+        sync_segment(&segment)?;
     }
     let view = SegmentView {
         segment: Arc::new(segment),
@@ -736,7 +762,8 @@ pub(crate) fn for_each_frame_sized(
     verify_crc: bool,
     mut visit: impl FnMut(u64, Entry) -> (bool, Option<usize>),
 ) -> Result<(), LogError> {
-    let mut window = Window::new(&segment.file, &segment.path, end, chunk_bytes);
+    let file = segment.file.get()?;
+    let mut window = Window::new(&file, &segment.path, end, chunk_bytes);
     if !verify_crc {
         window.trust_crc();
     }

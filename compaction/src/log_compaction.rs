@@ -33,6 +33,7 @@ use crate::fsutil;
 use crate::index::SparseIndex;
 use crate::index_file;
 use crate::keyed::TombstonePolicy;
+use crate::open_files::OpenFiles;
 use crate::log::{for_each_frame, list_segments, Log, SegmentView};
 use crate::segment::{self, Segment, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::types::{Offset, TimestampMs};
@@ -178,7 +179,8 @@ impl Log {
             compacted: true,
             covers_until: Some(until),
         };
-        let output = Segment::create(cleaned_path.clone(), header)?;
+        // Its own slot, never closed: its path changes twice before the swap is published.
+        let output = Segment::create(cleaned_path.clone(), header, &OpenFiles::unlimited())?;
         let mut writer = SegmentWriter::new(&output, self.config.index_interval_bytes);
         let mut records_removed = 0;
         let mut tombstones_removed = 0;
@@ -220,17 +222,23 @@ impl Log {
         }
         writer.flush()?;
         let summary = writer.finish();
-        output
-            .file
-            .sync_data()
-            .map_err(|e| LogError::io("fdatasync", &cleaned_path, e))?;
+        crate::log::sync_segment(&output)?;
+        // The old segments' paths are about to be renamed over or unlinked while they are
+        // still published: keep their files open, never to be reopened by path.
+        for view in group {
+            view.segment.file.pin()?;
+        }
 
         // Commit point: from here on recovery completes the swap.
         fsutil::rename(&cleaned_path, &swap_path)?;
         fsutil::sync_dir(&self.dir)?;
         finish_swap(&self.dir, base, until)?;
 
-        let segment = Segment::new(log_path, output.file, header);
+        let file = output
+            .file
+            .into_file()
+            .ok_or(LogError::Unsupported("compaction output file still in use"))?;
+        let segment = Segment::new(log_path, file, header, &self.files);
         let view = SegmentView {
             segment: Arc::new(segment),
             index: summary.index,
@@ -350,7 +358,7 @@ impl<'a> SegmentWriter<'a> {
 
     fn flush(&mut self) -> Result<(), LogError> {
         fsutil::write_all_at(
-            &self.segment.file,
+            &*self.segment.file.for_write()?,
             &self.segment.path,
             &self.buffer,
             self.flushed,

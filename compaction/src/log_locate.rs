@@ -10,8 +10,9 @@
 //!  one while frames are small (they are simply read, as `Log::read` does)
 //! ```
 //!
-//! A [`FileSlice`] holds the segment file open, so retention, deletion or a compaction swap
-//! (which unlink or rename the file) never change the bytes it stands for. A truncation cuts the
+//! A [`FileSlice`] holds the segment file open (its own `Arc<File>`, which the open-file budget
+//! never closes), so retention, deletion or a compaction swap (which unlink or rename the
+//! file) never change the bytes it stands for. A truncation cuts the
 //! file in place and may re-append over it; a slice was located under a count of the file's
 //! cuts and is only sent under that count (see [`FileSlice::with_file`]).
 
@@ -65,6 +66,8 @@ impl LocatedEntry {
 #[derive(Debug, Clone)]
 pub struct FileSlice {
     segment: Arc<Segment>,
+    /// The open file the range was located in.
+    file: Arc<File>,
     /// The segment's cut count when the range was located.
     cuts: u64,
     position: u64,
@@ -117,7 +120,7 @@ impl FileSlice {
                 end: self.position + self.len as u64,
             });
         }
-        Ok(send(&self.segment.file))
+        Ok(send(&self.file))
     }
 
     /// The slice's bytes, copied (tests and copying fallbacks). Fails if the file was cut or
@@ -195,7 +198,7 @@ impl Located {
         while position < end {
             let buf_end = buf_start + buf.len() as u64;
             if position < buf_start || position + FRAME_HEADER_LEN as u64 > buf_end {
-                buf = read_at(segment, position, self.probe, end)?;
+                buf = read_at(&span.file, segment, position, self.probe, end)?;
                 buf_start = position;
             }
             let at = (position - buf_start) as usize;
@@ -241,6 +244,7 @@ impl Located {
                 self.probe = PROBE_AFTER_LARGE;
                 let tail = FileSlice {
                     segment: Arc::clone(segment),
+                    file: Arc::clone(&span.file),
                     cuts,
                     position: split,
                     len: (frame_end - split) as usize,
@@ -249,7 +253,7 @@ impl Located {
             } else {
                 // A small frame straddling the probe: read it whole, with what follows.
                 let want = (header.frame_len as usize).max(self.probe);
-                buf = read_at(segment, position, want, end)?;
+                buf = read_at(&span.file, segment, position, want, end)?;
                 buf_start = position;
                 let from = payload.start;
                 (buf.slice(from..from + payload_len), None)
@@ -277,18 +281,24 @@ fn grow(probe: usize, remaining: usize) -> usize {
         .clamp(MIN_READ_CHUNK, MAX_READ_CHUNK)
 }
 
-/// Reads up to `len` bytes of `segment` at `position`, not past `end`.
-fn read_at(segment: &Segment, position: u64, len: usize, end: u64) -> Result<Bytes, LogError> {
+/// Reads up to `len` bytes of `segment` (open as `file`) at `position`, not past `end`.
+fn read_at(
+    file: &File,
+    segment: &Segment,
+    position: u64,
+    len: usize,
+    end: u64,
+) -> Result<Bytes, LogError> {
     let len = (len as u64).min(end.saturating_sub(position)) as usize;
     if len <= PROBE_AFTER_LARGE {
         // Not from the pool: its buffers are 1 MiB, and a probe's bytes stay referenced until
         // the answer is sent, so every probe would take (and zero) a fresh MiB.
         let mut buf = vec![0u8; len];
-        fsutil::read_exact_at(&segment.file, &segment.path, &mut buf, position)?;
+        fsutil::read_exact_at(file, &segment.path, &mut buf, position)?;
         return Ok(Bytes::from(buf));
     }
     let mut buf = crate::buffer_pool::take(len);
-    fsutil::read_exact_at(&segment.file, &segment.path, &mut buf, position)?;
+    fsutil::read_exact_at(file, &segment.path, &mut buf, position)?;
     let buf = buf.freeze();
     crate::buffer_pool::give(&buf);
     Ok(buf)

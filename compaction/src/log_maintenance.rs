@@ -57,6 +57,8 @@ impl Log {
 
         let result = (|| {
             for view in segments[first_dropped..].iter().rev() {
+                // Readers that located bytes in it keep the file; nobody reopens its path.
+                view.segment.file.pin()?;
                 fsutil::remove_file(&view.segment.path)?;
                 index_file::remove(&self.dir, view.segment.base())?;
             }
@@ -67,17 +69,13 @@ impl Log {
                 let segment = &cut_view.segment;
                 // Senders of located bytes wait for the cut and then see it counted.
                 {
+                    let file = segment.file.for_write()?;
                     let mut cuts = segment.cuts.write().unwrap_or_else(|e| e.into_inner());
                     *cuts += 1;
-                    segment
-                        .file
-                        .set_len(cut_position)
+                    file.set_len(cut_position)
                         .map_err(|e| LogError::io("ftruncate", &segment.path, e))?;
                 }
-                segment
-                    .file
-                    .sync_data()
-                    .map_err(|e| LogError::io("fdatasync", &segment.path, e))?;
+                crate::log::sync_segment(segment)?;
                 // It takes appends again: its index lives in memory until it is sealed anew.
                 index_file::remove(&self.dir, segment.base())?;
             }
@@ -132,11 +130,12 @@ impl Log {
         let segments: Vec<SegmentView> = self.read_view().segments.clone();
         let result = (|| {
             for view in segments.iter().rev() {
+                view.segment.file.pin()?;
                 fsutil::remove_file(&view.segment.path)?;
                 index_file::remove(&self.dir, view.segment.base())?;
             }
             fsutil::sync_dir(&self.dir)?;
-            crate::log::create_segment_view(&self.dir, next)
+            crate::log::create_segment_view(&self.dir, next, &self.files)
         })();
         let view = match result {
             Ok(view) => view,
@@ -162,11 +161,21 @@ impl Log {
     /// entries keep them; the directory removal is made durable in the parent.
     pub fn destroy(self) -> Result<(), LogError> {
         let dir = self.dir.clone();
+        self.forget_paths();
         drop(self);
         std::fs::remove_dir_all(&dir).map_err(|e| LogError::io("remove directory", &dir, e))?;
         match dir.parent().filter(|p| !p.as_os_str().is_empty()) {
             Some(parent) => fsutil::sync_dir(parent),
             None => Ok(()),
+        }
+    }
+
+    /// The log's directory is about to go (a deleted topic): segment files open now stay
+    /// open for whoever reads them, closed ones are never reopened by path (the path could
+    /// name a new topic's file by then). Call it before removing the directory.
+    pub fn forget_paths(&self) {
+        for view in &self.read_view().segments {
+            view.segment.file.forget_path();
         }
     }
 
@@ -225,7 +234,11 @@ impl Log {
         let mut removed = 0;
         let mut failure = None;
         for view in &segments[..count] {
-            let unlinked = fsutil::remove_file(&view.segment.path)
+            let unlinked = view
+                .segment
+                .file
+                .pin()
+                .and_then(|()| fsutil::remove_file(&view.segment.path))
                 .and_then(|()| index_file::remove(&self.dir, view.segment.base()));
             if let Err(error) = unlinked {
                 failure = Some(error);

@@ -1,6 +1,7 @@
 //! Reads: entries from an offset, and lookups by timestamp. A read takes the view lock only to
 //! pick files and byte ranges, then reads with `pread`, verifying each frame's CRC.
 
+use std::fs::File;
 use std::sync::Arc;
 
 use crate::entry::Entry;
@@ -17,6 +18,9 @@ pub(crate) const READ_ATTEMPTS: usize = 8;
 /// One segment range a read will visit.
 pub(crate) struct Span {
     pub segment: Arc<Segment>,
+    /// The segment's file, taken while the segment was in the published view (where its path
+    /// surely names it): held, it cannot be closed while the read uses it.
+    pub file: Arc<File>,
     pub from_position: u64,
     /// The end of the published bytes when the span was picked.
     pub end: u64,
@@ -65,18 +69,21 @@ impl Log {
             .iter()
             .enumerate()
             .filter(|(i, s)| *i == 0 || !s.is_empty_view())
-            .map(|(i, s)| Span {
-                segment: Arc::clone(&s.segment),
-                from_position: if i == 0 {
-                    s.index
-                        .floor_position(s.segment.base(), from)
-                        .unwrap_or(SEGMENT_HEADER_LEN as u64)
-                } else {
-                    SEGMENT_HEADER_LEN as u64
-                },
-                end: s.end,
+            .map(|(i, s)| {
+                Ok(Span {
+                    segment: Arc::clone(&s.segment),
+                    file: s.segment.file.get()?,
+                    from_position: if i == 0 {
+                        s.index
+                            .floor_position(s.segment.base(), from)
+                            .unwrap_or(SEGMENT_HEADER_LEN as u64)
+                    } else {
+                        SEGMENT_HEADER_LEN as u64
+                    },
+                    end: s.end,
+                })
             })
-            .collect();
+            .collect::<Result<_, LogError>>()?;
         Ok(Some((spans, view.generation)))
     }
 
@@ -149,18 +156,21 @@ impl Log {
                 let spans: Vec<Span> = view.segments[first..]
                     .iter()
                     .enumerate()
-                    .map(|(i, s)| Span {
-                        segment: Arc::clone(&s.segment),
-                        from_position: if i == 0 {
-                            s.index
-                                .time_scan_range(target)
-                                .map_or(SEGMENT_HEADER_LEN as u64, |(from, _)| from)
-                        } else {
-                            SEGMENT_HEADER_LEN as u64
-                        },
-                        end: s.end,
+                    .map(|(i, s)| {
+                        Ok(Span {
+                            segment: Arc::clone(&s.segment),
+                            file: s.segment.file.get()?,
+                            from_position: if i == 0 {
+                                s.index
+                                    .time_scan_range(target)
+                                    .map_or(SEGMENT_HEADER_LEN as u64, |(from, _)| from)
+                            } else {
+                                SEGMENT_HEADER_LEN as u64
+                            },
+                            end: s.end,
+                        })
                     })
-                    .collect();
+                    .collect::<Result<_, LogError>>()?;
                 (spans, view.generation)
             };
             let mut found = None;

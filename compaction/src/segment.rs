@@ -22,6 +22,7 @@ use crate::error::{CorruptReason, LogError};
 use crate::frame::{self, Decoded, FrameFault, FrameHeader, FRAME_HEADER_LEN};
 use crate::fsutil;
 use crate::index::SparseIndex;
+use crate::open_files::{FileSlot, OpenFiles};
 use crate::types::{Offset, TimestampMs};
 
 /// Bytes of the segment file header.
@@ -128,13 +129,14 @@ impl HeaderFault {
     }
 }
 
-/// An open segment file. Immutable once opened; shared by the writer and readers through `Arc`
-/// (positional IO needs no `&mut`), so a reader keeps reading a file even after retention
-/// unlinks it.
+/// A segment file. Immutable once opened; shared by the writer and readers through `Arc`
+/// (positional IO needs no `&mut`). Its descriptor is under an [`OpenFiles`] budget: closed
+/// while idle, reopened on use; a read takes the open file (`Arc<File>`) and keeps it, so it
+/// keeps reading the file even after retention unlinks it.
 #[derive(Debug)]
 pub(crate) struct Segment {
     pub path: PathBuf,
-    pub file: File,
+    pub file: FileSlot,
     pub header: SegmentHeader,
     /// How many times published bytes of this file were cut (`truncate_from`). A reader that
     /// sends bytes by position long after it dropped the read view (sendfile, see
@@ -144,11 +146,11 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
-    /// A segment over an open `file`.
-    pub fn new(path: PathBuf, file: File, header: SegmentHeader) -> Segment {
+    /// A segment over `file`, just opened at `path`, under the `files` budget.
+    pub fn new(path: PathBuf, file: File, header: SegmentHeader, files: &OpenFiles) -> Segment {
         Segment {
+            file: files.slot(path.clone(), file),
             path,
-            file,
             header,
             cuts: RwLock::new(0),
         }
@@ -159,12 +161,16 @@ impl Segment {
     }
 
     /// Creates the file at `path`, writes and syncs its header. The caller syncs the directory.
-    pub fn create(path: PathBuf, header: SegmentHeader) -> Result<Segment, LogError> {
+    pub fn create(
+        path: PathBuf,
+        header: SegmentHeader,
+        files: &OpenFiles,
+    ) -> Result<Segment, LogError> {
         let file = fsutil::create_new(&path)?;
         fsutil::write_all_at(&file, &path, &header.encode(), 0)?;
         file.sync_data()
             .map_err(|e| LogError::io("fdatasync", &path, e))?;
-        Ok(Segment::new(path, file, header))
+        Ok(Segment::new(path, file, header, files))
     }
 
     /// Opens an existing segment file and reads its header (if the file is long enough).
@@ -360,7 +366,8 @@ pub(crate) fn scan(
     mode: ScanMode,
     index_interval_bytes: u32,
 ) -> Result<Scan, LogError> {
-    let mut window = Window::new(&segment.file, &segment.path, file_len, SCAN_CHUNK_BYTES);
+    let file = segment.file.get()?;
+    let mut window = Window::new(&file, &segment.path, file_len, SCAN_CHUNK_BYTES);
     let mut scan = Scan {
         index: SparseIndex::new(),
         valid_len: SEGMENT_HEADER_LEN as u64,

@@ -4,7 +4,8 @@
 
 use bytes::Bytes;
 use compaction::{
-    Entry, LocatedEntry, Log, LogConfig, Offset, TimestampMs, TombstonePolicy, FILE_TAIL_MIN_BYTES,
+    Entry, LocatedEntry, Log, LogConfig, Offset, OpenFiles, TimestampMs, TombstonePolicy,
+    FILE_TAIL_MIN_BYTES,
 };
 
 fn config() -> LogConfig {
@@ -135,6 +136,55 @@ fn slices_keep_their_bytes_after_retention_deletes_the_segment() {
     for (l, (_, p)) in located.iter().zip(&written) {
         assert_eq!(&bytes_of(l), p);
     }
+}
+
+#[test]
+fn under_a_budget_of_two_open_files_slices_keep_their_files_and_the_rest_reopen() {
+    let mut rng = seed();
+    let files = OpenFiles::new(2);
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let logs: Vec<Log> = dirs
+        .iter()
+        .map(|d| Log::open_with_files(d.path(), config(), files.clone()).unwrap())
+        .collect();
+    let written: Vec<_> = logs.iter().map(|log| fill(log, &mut rng, 100)).collect();
+    for log in &logs {
+        log.sync().unwrap();
+        assert!(log.segments().len() > 2, "the test needs several segments per log");
+    }
+    let segments: usize = logs.iter().map(|l| l.segments().len()).sum();
+    assert!(files.open() <= 2, "{} of {segments} segment files open", files.open());
+    // Located slices hold their files: reading every log keeps every slice valid, even those
+    // whose segment the budget would otherwise have closed many times over.
+    let located: Vec<Vec<LocatedEntry>> = logs
+        .iter()
+        .map(|log| log.read_located(Offset(0), usize::MAX).unwrap())
+        .collect();
+    let held = files.open();
+    assert!(held > 2, "slices hold their files open ({held})");
+    // Retention deletes the oldest segments of each log meanwhile.
+    for log in &logs {
+        let cut = log.segments()[log.segments().len() - 1].base_offset;
+        log.purge_to(cut).unwrap();
+    }
+    for (entries, written) in located.iter().zip(&written) {
+        assert_eq!(entries.len(), written.len());
+        for (l, (_, p)) in entries.iter().zip(written) {
+            assert_eq!(&bytes_of(l), p);
+        }
+    }
+    drop(located);
+    // New reads reopen what they need and the budget holds again once they are done.
+    for (log, written) in logs.iter().zip(&written) {
+        let start = log.start_offset().0;
+        let read = log.read(Offset(start), usize::MAX).unwrap();
+        let tail: Vec<_> = written.iter().filter(|(first, _)| *first >= start).collect();
+        assert_eq!(read.len(), tail.len());
+    }
+    assert!(files.reopened_total() > 0 && files.closed_total() > 0);
+    let after = logs.iter().map(|l| l.segments().len()).sum::<usize>();
+    let extra = logs.len(); // the last opened may still be registered beyond the budget
+    assert!(files.open() <= 2 + extra, "{} open of {after}", files.open());
 }
 
 #[test]

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use compaction::{
-    Entry, Log, LogConfig, LogError, Offset, RetentionPolicy, SegmentInfo, TimestampMs,
-    TombstonePolicy,
+    Entry, Log, LogConfig, LogError, Offset, OpenFiles, RetentionPolicy, SegmentInfo,
+    TimestampMs, TombstonePolicy,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};
@@ -174,8 +174,27 @@ fn check_everything(log: &Log, model: &Model) -> Result<(), TestCaseError> {
 }
 
 fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    run_with(ops, &|dir: &std::path::Path, config: LogConfig| {
+        Log::open(dir, config).unwrap()
+    })
+}
+
+/// The model run with every segment file under a budget of one open file: each read of
+/// another segment closes one and reopens another, across retention, truncation and
+/// compaction swaps.
+fn run_one_open_file(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let files = OpenFiles::new(1);
+    run_with(ops, &|dir: &std::path::Path, config: LogConfig| {
+        Log::open_with_files(dir, config, files.clone()).unwrap()
+    })
+}
+
+fn run_with(
+    ops: Vec<Op>,
+    open: &dyn Fn(&std::path::Path, LogConfig) -> Log,
+) -> Result<(), TestCaseError> {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = Some(Log::open(dir.path(), config()).unwrap());
+    let mut log = Some(open(dir.path(), config()));
     let mut model = Model::default();
     for op in ops {
         let current = log.as_ref().unwrap();
@@ -247,7 +266,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     verify_sealed_on_open: verify,
                     ..config()
                 };
-                log = Some(Log::open(dir.path(), config).unwrap());
+                log = Some(open(dir.path(), config));
                 prop_assert_eq!(log.as_ref().unwrap().durable_offset(), model.next);
             }
             Op::AdvanceClock(ms) => model.now_ms += ms,
@@ -361,12 +380,21 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
     }
     // A final reboot sees the same log.
     drop(log.take());
-    let log = Log::open(dir.path(), config()).unwrap();
+    let log = open(dir.path(), config());
     check_everything(&log, &model)
 }
 
 #[test]
 fn log_matches_model() {
+    run_model(run);
+}
+
+#[test]
+fn log_matches_model_with_one_open_file() {
+    run_model(run_one_open_file);
+}
+
+fn run_model(run: fn(Vec<Op>) -> Result<(), TestCaseError>) {
     let seed = std::env::var("PROPTEST_RNG_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
