@@ -129,6 +129,12 @@ pub enum BatchError {
     /// The records inside do not decode (or decompress beyond the limit).
     #[error("records do not decode: {0}")]
     Records(String),
+    /// Looking inside the batch would take more memory than the caller allows.
+    #[error("looking inside this record batch needs more than {limit} bytes")]
+    OverBudget {
+        /// The bytes allowed.
+        limit: usize,
+    },
 }
 
 impl BatchError {
@@ -301,24 +307,72 @@ pub struct RecordPosition {
     pub timestamp: i64,
 }
 
+/// Memory one decoded record takes besides its bytes (the decoder builds them all at once).
+pub const DECODED_RECORD_BYTES: usize = std::mem::size_of::<kafka_protocol::records::Record>();
+
 /// The first record in `batch` (a stored, re-based batch) for which `wanted` holds, looking
 /// inside compressed batches with pure-Rust decoders.
 pub fn find_record(
     batch: &Bytes,
+    wanted: impl FnMut(&RecordPosition) -> bool,
+) -> Result<Option<RecordPosition>, BatchError> {
+    find_record_within(batch, MAX_DECOMPRESSED_BYTES, wanted)
+}
+
+/// A first estimate of the memory [`find_record_within`] needs for `batch`: its records as
+/// decoded structures, plus four times its compressed records (most batches decompress to
+/// less; a larger one is refused and can be retried with more).
+pub fn lookup_bytes_estimate(batch: &[u8]) -> Result<usize, BatchError> {
+    let header = BatchHeader::parse(batch)?;
+    let records = record_structs_bytes(&header);
+    let data = match header.codec()? {
+        Codec::None => 0,
+        _ => header.total_bytes().saturating_mul(4),
+    };
+    Ok(records.saturating_add(data))
+}
+
+fn record_structs_bytes(header: &BatchHeader) -> usize {
+    usize::try_from(header.record_count.max(0))
+        .unwrap_or(usize::MAX)
+        .saturating_mul(DECODED_RECORD_BYTES)
+}
+
+/// [`find_record`] within `limit` bytes of memory: the decoded records and the decompressed
+/// data together. A batch needing more is [`BatchError::OverBudget`], found before the
+/// allocation that would pass the limit.
+pub fn find_record_within(
+    batch: &Bytes,
+    limit: usize,
     mut wanted: impl FnMut(&RecordPosition) -> bool,
 ) -> Result<Option<RecordPosition>, BatchError> {
     let header = BatchHeader::parse(batch)?;
     let codec = header.codec()?;
+    let records_bytes = record_structs_bytes(&header);
+    let Some(data_limit) = limit.checked_sub(records_bytes) else {
+        return Err(BatchError::OverBudget { limit });
+    };
     let mut buf = batch.slice(..header.total_bytes().min(batch.len()));
-    let set = RecordBatchDecoder::decode_with_custom_compression(
+    let over_budget = std::cell::Cell::new(false);
+    let decoded = RecordBatchDecoder::decode_with_custom_compression(
         &mut buf,
         Some(
             |data: &mut Bytes, _: Compression| -> anyhow::Result<Bytes> {
-                decompress(codec, data).map_err(|e| anyhow::anyhow!(e))
+                match decompress_within(codec, data, data_limit) {
+                    Err(Decompress::OverLimit) => {
+                        over_budget.set(true);
+                        Err(anyhow::anyhow!("over the lookup budget"))
+                    }
+                    Err(Decompress::Invalid(e)) => Err(anyhow::anyhow!(e)),
+                    Ok(out) => Ok(out),
+                }
             },
         ),
-    )
-    .map_err(|e| BatchError::Records(e.to_string()))?;
+    );
+    if over_budget.get() {
+        return Err(BatchError::OverBudget { limit });
+    }
+    let set = decoded.map_err(|e| BatchError::Records(e.to_string()))?;
     Ok(set
         .records
         .iter()
@@ -332,30 +386,50 @@ pub fn find_record(
 /// Decompresses a batch's record data (Kafka's framing for each codec), capped at
 /// [`MAX_DECOMPRESSED_BYTES`].
 pub fn decompress(codec: Codec, data: &Bytes) -> Result<Bytes, String> {
+    decompress_within(codec, data, MAX_DECOMPRESSED_BYTES).map_err(|e| match e {
+        Decompress::OverLimit => {
+            format!("decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes")
+        }
+        Decompress::Invalid(e) => e,
+    })
+}
+
+/// Why [`decompress_within`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decompress {
+    /// The output would pass the limit.
+    OverLimit,
+    /// The data does not decompress.
+    Invalid(String),
+}
+
+/// Decompresses at most `limit` bytes (and never more than [`MAX_DECOMPRESSED_BYTES`]):
+/// output past it is never allocated.
+pub fn decompress_within(codec: Codec, data: &Bytes, limit: usize) -> Result<Bytes, Decompress> {
     use std::io::Read;
-    let limit = MAX_DECOMPRESSED_BYTES as u64 + 1;
+    let limit = limit.min(MAX_DECOMPRESSED_BYTES);
+    let cap = limit as u64 + 1;
     let mut out = Vec::new();
-    let read = |r: &mut dyn Read, out: &mut Vec<u8>| -> Result<(), String> {
-        r.take(limit)
+    let read = |r: &mut dyn Read, out: &mut Vec<u8>| -> Result<(), Decompress> {
+        r.take(cap)
             .read_to_end(out)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(|e| Decompress::Invalid(e.to_string()))
     };
     match codec {
+        // Uncompressed record data is a slice of the batch: nothing is allocated.
         Codec::None => return Ok(data.clone()),
         Codec::Gzip => read(&mut flate2::read::GzDecoder::new(&data[..]), &mut out)?,
         Codec::Lz4 => read(&mut lz4_flex::frame::FrameDecoder::new(&data[..]), &mut out)?,
         Codec::Zstd => {
             let mut d = ruzstd::decoding::StreamingDecoder::new(&data[..])
-                .map_err(|e| format!("zstd: {e}"))?;
+                .map_err(|e| Decompress::Invalid(format!("zstd: {e}")))?;
             read(&mut d, &mut out)?;
         }
-        Codec::Snappy => out = snappy(data)?,
+        Codec::Snappy => out = snappy(data, limit)?,
     }
-    if out.len() > MAX_DECOMPRESSED_BYTES {
-        return Err(format!(
-            "decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes"
-        ));
+    if out.len() > limit {
+        return Err(Decompress::OverLimit);
     }
     Ok(Bytes::from(out))
 }
@@ -365,32 +439,31 @@ pub fn decompress(codec: Codec, data: &Bytes) -> Result<Bytes, String> {
 const SNAPPY_MAX_EXPANSION: usize = 22;
 
 /// Snappy as Kafka clients write it: the Java client uses xerial's block framing (a magic
-/// header, then length-prefixed raw blocks); librdkafka and others write one raw block.
-fn snappy(data: &[u8]) -> Result<Vec<u8>, String> {
+/// header, then length-prefixed raw blocks); librdkafka and others write one raw block. Each
+/// block announces its decompressed length, checked against `limit` before it is allocated.
+fn snappy(data: &[u8], limit: usize) -> Result<Vec<u8>, Decompress> {
     const XERIAL_MAGIC: &[u8] = &[0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
     const XERIAL_HEADER_BYTES: usize = 16;
-    let raw = |block: &[u8], out: &mut Vec<u8>| -> Result<(), String> {
-        let len = snap::raw::decompress_len(block).map_err(|e| format!("snappy: {e}"))?;
+    let invalid = |e: String| Decompress::Invalid(e);
+    let raw = |block: &[u8], out: &mut Vec<u8>| -> Result<(), Decompress> {
+        let len = snap::raw::decompress_len(block).map_err(|e| invalid(format!("snappy: {e}")))?;
         // The length is a header anyone can write: believed as it is, five bytes made us
-        // zero-fill up to MAX_DECOMPRESSED_BYTES before the decoder found the block short
-        // (the record-batch fuzzer's slowest inputs). No block can claim more than it can
-        // produce.
+        // zero-fill up to the limit before the decoder found the block short (the
+        // record-batch fuzzer's slowest inputs). No block can claim more than it can produce.
         if len > block.len().saturating_mul(SNAPPY_MAX_EXPANSION) {
-            return Err(format!(
+            return Err(invalid(format!(
                 "snappy: a {}-byte block claims {len} bytes, more than snappy can expand to",
                 block.len()
-            ));
+            )));
         }
-        if out.len() + len > MAX_DECOMPRESSED_BYTES {
-            return Err(format!(
-                "decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes"
-            ));
+        if out.len().saturating_add(len) > limit {
+            return Err(Decompress::OverLimit);
         }
         let start = out.len();
         out.resize(start + len, 0);
         snap::raw::Decoder::new()
             .decompress(block, &mut out[start..])
-            .map_err(|e| format!("snappy: {e}"))?;
+            .map_err(|e| invalid(format!("snappy: {e}")))?;
         Ok(())
     };
     let mut out = Vec::new();
@@ -398,15 +471,16 @@ fn snappy(data: &[u8]) -> Result<Vec<u8>, String> {
         let mut at = XERIAL_HEADER_BYTES;
         while at < data.len() {
             if at + 4 > data.len() {
-                return Err("snappy: truncated xerial block length".into());
+                return Err(invalid("snappy: truncated xerial block length".into()));
             }
             let len = i32_at(data, at);
-            let len = usize::try_from(len).map_err(|_| "snappy: negative block length")?;
+            let len = usize::try_from(len)
+                .map_err(|_| invalid("snappy: negative block length".into()))?;
             at += 4;
             let end = at
                 .checked_add(len)
                 .filter(|e| *e <= data.len())
-                .ok_or("snappy: truncated xerial block")?;
+                .ok_or_else(|| invalid("snappy: truncated xerial block".into()))?;
             raw(&data[at..end], &mut out)?;
             at = end;
         }
@@ -607,6 +681,56 @@ mod tests {
             Err(BatchError::UnsupportedMagic(1))
         );
         assert_eq!(validate_produced(&[]), Err(BatchError::BatchCount(0)));
+    }
+
+    #[test]
+    fn a_lookup_stops_at_its_budget_for_every_codec() {
+        for c in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let mut b = batch(50, c);
+            rebase(&mut b, 500, 0);
+            let b = b.freeze();
+            let records = 50 * DECODED_RECORD_BYTES;
+            // Room for the decoded records only: any decompression passes it.
+            let tight = find_record_within(&b, records, |r| r.timestamp >= 1255);
+            if c == Compression::None {
+                assert!(tight.unwrap().is_some(), "{c:?}");
+            } else {
+                assert_eq!(tight, Err(BatchError::OverBudget { limit: records }), "{c:?}");
+                assert!(!BatchError::OverBudget { limit: 1 }.is_corrupt());
+            }
+            assert_eq!(
+                find_record_within(&b, 0, |_| true),
+                Err(BatchError::OverBudget { limit: 0 }),
+                "{c:?}"
+            );
+            let estimate = lookup_bytes_estimate(&b).unwrap();
+            let found = find_record_within(&b, estimate, |r| r.timestamp >= 1255).unwrap();
+            assert_eq!(found.map(|r| r.offset), Some(526), "{c:?} within {estimate}");
+        }
+    }
+
+    #[test]
+    fn a_decompression_bomb_is_refused_before_it_is_allocated() {
+        use std::io::Write;
+        // 64 MiB of zeros gzip to ~64 KiB.
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..64 {
+            enc.write_all(&zeros).unwrap();
+        }
+        let bomb = Bytes::from(enc.finish().unwrap());
+        assert!(bomb.len() < 1 << 20);
+        assert_eq!(
+            decompress_within(Codec::Gzip, &bomb, 1 << 20),
+            Err(Decompress::OverLimit)
+        );
+        assert_eq!(decompress_within(Codec::Gzip, &bomb, 64 << 20).unwrap().len(), 64 << 20);
     }
 
     #[test]
