@@ -92,6 +92,8 @@ pub struct Tuning {
     pub request_timeout: Duration,
     /// Who starts elections (the bake-off compares both).
     pub elections: Elections,
+    /// Caps and timeouts of the peer port.
+    pub peer_port: crate::network::PeerPortLimits,
 }
 
 impl Tuning {
@@ -130,6 +132,7 @@ impl Default for Tuning {
             batches_in_flight_max: 2,
             request_timeout: Duration::from_secs(5),
             elections: Elections::PreVote,
+            peer_port: crate::network::PeerPortLimits::default(),
         }
     }
 }
@@ -215,6 +218,16 @@ impl<A: Application> MetaNode<A> {
         app: A,
     ) -> Result<Self, StartError> {
         let tuning = config.tuning.clone();
+        let port = &tuning.peer_port;
+        if port.connections_max == 0
+            || port.connections_per_address_max == 0
+            || port.idle_timeout < crate::network::admission::IDLE_TIMEOUT_MIN
+        {
+            return Err(StartError::Config(format!(
+                "peer port limits out of range: {port:?} (caps at least 1, idle timeout at least {:?})",
+                crate::network::admission::IDLE_TIMEOUT_MIN
+            )));
+        }
         std::fs::create_dir_all(&config.raft_dir).map_err(|source| StartError::DataDir {
             path: config.raft_dir.clone(),
             source,
@@ -315,6 +328,7 @@ impl<A: Application> MetaNode<A> {
             listener,
             control.clone(),
             transport_paused.clone(),
+            tuning.peer_port,
         )));
 
         let (leader_tx, leader_rx) = watch::channel(None);

@@ -40,6 +40,10 @@ use crate::types::{NodeId, NodeInfo, TypeConfig};
 
 /// Idle connections kept per peer; more concurrent RPCs open more, then the surplus closes.
 const IDLE_CONNECTIONS_MAX: usize = 4;
+/// A pooled connection unused for this long is closed instead of reused: the server closes
+/// connections idle for its `PeerPortLimits::idle_timeout` (at least `IDLE_TIMEOUT_MIN`,
+/// twice this), and a call on a connection the server just closed would fail.
+pub(crate) const POOLED_IDLE_MAX: Duration = Duration::from_secs(5);
 const BACKOFF_MIN: Duration = Duration::from_millis(50);
 const BACKOFF_MAX: Duration = Duration::from_secs(2);
 const CONNECT_TIMEOUT_MAX: Duration = Duration::from_secs(1);
@@ -70,7 +74,8 @@ struct BackoffState {
 #[derive(Debug)]
 pub(crate) struct Peer {
     addr: String,
-    idle: Mutex<Vec<TcpStream>>,
+    /// Idle connections and when each was put back, most recent last.
+    idle: Mutex<Vec<(TcpStream, Instant)>>,
     backoff: Mutex<BackoffState>,
 }
 
@@ -87,13 +92,16 @@ impl Peer {
     }
 
     fn take_idle(&self) -> Option<TcpStream> {
-        self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        // The oldest are at the front: drop those unused too long (the server may close them).
+        idle.retain(|(_, since)| since.elapsed() < POOLED_IDLE_MAX);
+        idle.pop().map(|(conn, _)| conn)
     }
 
     fn put_idle(&self, conn: TcpStream) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < IDLE_CONNECTIONS_MAX {
-            idle.push(conn);
+            idle.push((conn, Instant::now()));
         }
     }
 

@@ -1,6 +1,8 @@
 //! Length-prefixed frames on a byte stream: `u32 length (big-endian) | u8 version | payload`.
-//! The length bounds what a peer can make us allocate; anything over it, or an unknown version,
-//! is garbage and closes the connection.
+//! The length is checked against [`FRAME_BYTES_MAX`] but never allocated up front: the body's
+//! buffer grows with the bytes that actually arrive, so a peer announcing 64 MiB and sending
+//! nothing costs nothing. Anything over the maximum, or an unknown version, is garbage and
+//! closes the connection.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -10,6 +12,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 /// stays well under it.
 pub const FRAME_BYTES_MAX: usize = 64 * 1024 * 1024;
 const FRAME_VERSION: u8 = 1;
+/// Buffer reserved before a frame's body starts arriving; it grows (doubling) from there.
+const FIRST_READ_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FrameError {
@@ -63,8 +67,11 @@ where
     if len == 0 {
         return Err(FrameError::BadVersion(0));
     }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).await?;
+    let mut body = Vec::with_capacity(len.min(FIRST_READ_BYTES));
+    let read = (&mut *r).take(len as u64).read_to_end(&mut body).await?;
+    if read < len {
+        return Err(FrameError::Io(std::io::ErrorKind::UnexpectedEof.into()));
+    }
     if body[0] != FRAME_VERSION {
         return Err(FrameError::BadVersion(body[0]));
     }
@@ -106,6 +113,19 @@ mod tests {
             .unwrap();
         let got: Result<(u64, String), _> = read_frame(&mut b).await;
         assert!(matches!(got, Err(FrameError::Decode(_))));
+    }
+
+    #[tokio::test]
+    async fn a_body_cut_short_is_an_error() {
+        let (mut a, mut b) = tokio::io::duplex(1 << 20);
+        a.write_all(&(FRAME_BYTES_MAX as u32).to_be_bytes())
+            .await
+            .unwrap();
+        a.write_all(&[FRAME_VERSION, 1, 2, 3]).await.unwrap();
+        drop(a);
+        // The peer left 4 bytes into a 64 MiB frame (memory: tests/limits_raft.rs measures it).
+        let got: Result<u64, _> = read_frame(&mut b).await;
+        assert!(matches!(got, Err(FrameError::Io(_))), "{got:?}");
     }
 
     #[tokio::test]

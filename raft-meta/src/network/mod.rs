@@ -2,9 +2,11 @@
 //! deadlines on every call, reconnect with backoff.
 
 pub mod admin;
+pub mod admission;
 pub mod client;
 pub mod frame;
 pub mod rpc;
 pub(crate) mod server;
 
+pub use admission::PeerPortLimits;
 pub use client::NetworkFactory;

@@ -6,24 +6,34 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use openraft::raft::AppendEntriesResponse;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Semaphore;
 
 use crate::control::Control;
+use crate::network::admission::{Admission, PeerPortLimits, Ticket, REFUSED_TOTAL, TIMED_OUT_TOTAL};
 use crate::network::frame::{read_frame, write_frame, FrameError};
 use crate::network::rpc::{AdminRequest, AdminResponse, RpcRequest, RpcResponse};
 
-/// Peer connections served at once; more are closed on accept.
-const CONNECTIONS_MAX: usize = 256;
+/// Pause after an accept failed for lack of file descriptors (they free up only when something
+/// closes; retrying at once would spin on the connection left in the backlog).
+const ACCEPT_BACKOFF_NO_FDS: Duration = Duration::from_millis(250);
+/// Pause after any other failed accept.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Accepts peer connections until the listener task is aborted; the connection tasks live in a
 /// `JoinSet` owned by this task, so aborting it closes every connection too (a stopped node must
 /// not keep answering on old connections). While `paused` is set, accepted connections and
-/// requests are dropped: this is how a test cuts a node off.
-pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<AtomicBool>) {
-    let slots = Arc::new(Semaphore::new(CONNECTIONS_MAX));
+/// requests are dropped: this is how a test cuts a node off. Admission (caps, eviction of
+/// connections stuck in their handshake) is `admission`'s.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    control: Control,
+    paused: Arc<AtomicBool>,
+    limits: PeerPortLimits,
+) {
+    let admission = Admission::new(limits);
     let mut connections = tokio::task::JoinSet::new();
     loop {
         // Reap finished connection tasks so the set does not grow.
@@ -31,8 +41,10 @@ pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<A
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
-                tracing::warn!(error = %e, "raft listener accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                tracing::warn!(error = %e, "raft listener accept failed; backing off");
+                let out_of_fds = matches!(e.raw_os_error(), Some(24 | 23)); // EMFILE, ENFILE
+                tokio::time::sleep(if out_of_fds { ACCEPT_BACKOFF_NO_FDS } else { ACCEPT_BACKOFF })
+                    .await;
                 continue;
             }
         };
@@ -40,16 +52,51 @@ pub(crate) async fn serve(listener: TcpListener, control: Control, paused: Arc<A
             drop(stream);
             continue;
         }
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, "too many raft peer connections; closing this one");
-            continue;
+        let ticket = match admission.admit(peer.ip()) {
+            Ok(ticket) => ticket,
+            Err(refused) => {
+                metrics::counter!(REFUSED_TOTAL, "reason" => refused.label()).increment(1);
+                admission.warn(match refused {
+                    crate::network::admission::Refused::Total => {
+                        "too many raft peer connections; refusing new ones"
+                    }
+                    crate::network::admission::Refused::PerAddress => {
+                        "too many raft peer connections from one address; refusing new ones"
+                    }
+                });
+                tracing::debug!(%peer, reason = refused.label(), "refused raft peer connection");
+                continue;
+            }
         };
         let control = control.clone();
         let paused = paused.clone();
-        connections.spawn(async move {
-            serve_connection(stream, peer, control, paused).await;
-            drop(slot);
-        });
+        connections.spawn(serve_connection(stream, peer, control, paused, ticket, limits));
+    }
+}
+
+/// Why a peer connection ended early.
+#[derive(Debug, thiserror::Error)]
+enum ConnectionEnd {
+    #[error(transparent)]
+    Frame(#[from] FrameError),
+    #[error("no whole first request within {0:?}")]
+    HandshakeTimeout(Duration),
+    #[error("idle for {0:?}")]
+    Idle(Duration),
+    #[error("a request did not arrive whole within {0:?} of its first bytes")]
+    SlowFrame(Duration),
+    #[error("evicted while in its handshake to make room for a new connection")]
+    Evicted,
+}
+
+impl ConnectionEnd {
+    fn timeout_label(&self) -> Option<&'static str> {
+        match self {
+            ConnectionEnd::HandshakeTimeout(_) => Some("handshake"),
+            ConnectionEnd::Idle(_) => Some("idle"),
+            ConnectionEnd::SlowFrame(_) => Some("slow_frame"),
+            _ => None,
+        }
     }
 }
 
@@ -58,25 +105,75 @@ async fn serve_connection(
     peer: SocketAddr,
     control: Control,
     paused: Arc<AtomicBool>,
+    mut ticket: Ticket,
+    limits: PeerPortLimits,
 ) {
     let _ = stream.set_nodelay(true);
-    loop {
-        let request: RpcRequest = match read_frame(&mut stream).await {
-            Ok(request) => request,
-            Err(FrameError::Closed) => return,
-            Err(e) => {
-                tracing::warn!(%peer, error = %e, "closing raft peer connection");
-                return;
+    let end = match handshake(&mut stream, &mut ticket, &limits).await {
+        Ok(first) => serve_requests(&mut stream, first, &control, &paused, &limits).await,
+        Err(end) => Err(end),
+    };
+    match end {
+        Ok(()) | Err(ConnectionEnd::Frame(FrameError::Closed)) => {}
+        Err(end) => {
+            if let Some(reason) = end.timeout_label() {
+                metrics::counter!(TIMED_OUT_TOTAL, "reason" => reason).increment(1);
             }
-        };
+            let level_warn = !matches!(end, ConnectionEnd::Idle(_) | ConnectionEnd::Evicted);
+            if level_warn {
+                tracing::warn!(%peer, error = %end, "closing raft peer connection");
+            } else {
+                tracing::debug!(%peer, error = %end, "closing raft peer connection");
+            }
+        }
+    }
+    drop(ticket);
+}
+
+/// The first whole request, within the handshake timeout; the connection may be evicted
+/// meanwhile. Peer authentication will happen here.
+async fn handshake(
+    stream: &mut TcpStream,
+    ticket: &mut Ticket,
+    limits: &PeerPortLimits,
+) -> Result<RpcRequest, ConnectionEnd> {
+    let first = tokio::select! {
+        read = tokio::time::timeout(limits.handshake_timeout, read_frame(stream)) => read
+            .map_err(|_| ConnectionEnd::HandshakeTimeout(limits.handshake_timeout))??,
+        _ = &mut ticket.evicted => return Err(ConnectionEnd::Evicted),
+    };
+    if !ticket.established() {
+        return Err(ConnectionEnd::Evicted);
+    }
+    Ok(first)
+}
+
+/// Answers `first`, then every next request; each must start within the idle timeout and
+/// arrive whole within the handshake timeout of its first bytes.
+async fn serve_requests(
+    stream: &mut TcpStream,
+    first: RpcRequest,
+    control: &Control,
+    paused: &AtomicBool,
+    limits: &PeerPortLimits,
+) -> Result<(), ConnectionEnd> {
+    let mut request = first;
+    loop {
         if paused.load(Ordering::Relaxed) {
-            return;
+            return Ok(());
         }
-        let response = handle(request, &control).await;
-        if let Err(e) = write_frame(&mut stream, &response).await {
-            tracing::debug!(%peer, error = %e, "raft peer went away before the response");
-            return;
+        let response = handle(request, control).await;
+        if let Err(e) = write_frame(stream, &response).await {
+            tracing::debug!(error = %e, "raft peer went away before the response");
+            return Ok(());
         }
+        tokio::time::timeout(limits.idle_timeout, stream.readable())
+            .await
+            .map_err(|_| ConnectionEnd::Idle(limits.idle_timeout))?
+            .map_err(FrameError::Io)?;
+        request = tokio::time::timeout(limits.handshake_timeout, read_frame(stream))
+            .await
+            .map_err(|_| ConnectionEnd::SlowFrame(limits.handshake_timeout))??;
     }
 }
 
