@@ -98,6 +98,10 @@ pub struct ServeArgs {
     /// Group coordinator settings.
     #[command(flatten)]
     pub group: crate::replicated::args::GroupArgs,
+
+    /// Resource limits: request memory, connection timeouts, open files, lookup budgets.
+    #[command(flatten)]
+    pub limits: crate::server::limits::LimitArgs,
 }
 
 /// Everything the broker needs to know about itself, resolved from [`ServeArgs`].
@@ -117,10 +121,12 @@ pub struct BrokerConfig {
     pub default_num_partitions: i32,
     /// `None`: fsync before acknowledging. `Some(d)`: acknowledge at once, fsync every `d`.
     pub flush_interval: Option<Duration>,
-    /// Largest request frame.
-    pub max_frame_bytes: usize,
-    /// Most open client connections.
-    pub max_connections: usize,
+    /// Client connections: how many, frame size, request memory, timeouts.
+    pub connection_limits: crate::server::limits::ConnectionLimits,
+    /// Decompressed bytes ListOffsets-by-timestamp lookups hold at once.
+    pub list_offsets_decompress_bytes: usize,
+    /// Segment files kept open at once over every partition.
+    pub open_segment_files_max: usize,
     /// Period of retention enforcement.
     pub retention_check_interval: Duration,
     /// Period of lag sampling (and of log-offset polling).
@@ -188,8 +194,11 @@ impl BrokerConfig {
             auto_create_topics: args.auto_create_topics,
             default_num_partitions: args.num_partitions,
             flush_interval: args.flush_ms.map(Duration::from_millis),
-            max_frame_bytes: args.max_frame_bytes,
-            max_connections: args.max_connections,
+            connection_limits: args
+                .limits
+                .connection_limits(args.max_connections, args.max_frame_bytes),
+            list_offsets_decompress_bytes: args.limits.list_offsets_decompress_bytes_max,
+            open_segment_files_max: args.limits.open_segment_files_max(),
             retention_check_interval: Duration::from_millis(args.retention_check_ms),
             lag_sample_interval: Duration::from_millis(args.lag_sample_interval_ms),
             lag: lag_config(args),

@@ -104,6 +104,12 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
         BrokerError::Read(e) => match e {
             ReadError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
             ReadError::Log(e) => log_error(e),
+            // A batch too large to look into within the ListOffsets budget: it is stored
+            // fine, the broker declines the work (a non-retriable answer; see the decision
+            // record on resource limits).
+            ReadError::Batch(protocol::batch::BatchError::OverBudget { .. }) => {
+                ErrorCode::MessageTooLarge
+            }
             ReadError::Batch(_) => ErrorCode::CorruptMessage,
         },
         BrokerError::Log(e) => log_error(e),

@@ -44,6 +44,8 @@ pub struct Routes {
     /// The node's readiness, and its coordinator once started (to name the one that exports
     /// when this node does not).
     pub readiness: Arc<Readiness>,
+    /// The data plane's open-file budget, exported as read at each scrape.
+    pub open_files: compaction::OpenFiles,
 }
 
 impl Routes {
@@ -76,6 +78,12 @@ impl Routes {
     }
 
     fn metrics(&self) -> String {
+        let files = &self.open_files;
+        metrics::gauge!(crate::metrics::SEGMENT_FILES_OPEN).set(files.open() as f64);
+        metrics::counter!(crate::metrics::SEGMENT_FILES_CLOSED_TOTAL)
+            .absolute(files.closed_total());
+        metrics::counter!(crate::metrics::SEGMENT_FILES_REOPENED_TOTAL)
+            .absolute(files.reopened_total());
         let handle = crate::metrics::prometheus();
         handle.run_upkeep();
         let mut body = handle.render();
@@ -101,7 +109,14 @@ pub async fn run(listener: TcpListener, routes: Arc<Routes>, mut shutdown: watch
         tokio::select! {
             _ = shutdown.changed() => return,
             accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // EMFILE leaves the connection in the backlog: retrying at once spins.
+                        crate::server::accept_failed("http", &e).await;
+                        continue;
+                    }
+                };
                 let Ok(permit) = permits.clone().try_acquire_owned() else { continue };
                 let routes = routes.clone();
                 tokio::spawn(async move {

@@ -21,6 +21,22 @@ pub const BAD_REQUESTS_TOTAL: &str = "cohort_bad_requests_total";
 pub const CONNECTIONS_ACTIVE: &str = "cohort_connections_active";
 /// Connections refused because `--max-connections` were open.
 pub const CONNECTIONS_REFUSED_TOTAL: &str = "cohort_connections_refused_total";
+/// Connections closed by a limit, by `reason` (`idle`, `send_timeout`).
+pub const CONNECTIONS_CLOSED_TOTAL: &str = "cohort_connections_closed_total";
+/// Reads that waited for request memory, by `scope` (`connection`, `broker`).
+pub const REQUEST_MEMORY_WAITS_TOTAL: &str = "cohort_request_memory_waits_total";
+/// ListOffsets-by-timestamp lookups that waited for decompression memory.
+pub const LIST_OFFSETS_BUDGET_WAITS_TOTAL: &str = "cohort_list_offsets_budget_waits_total";
+/// ListOffsets-by-timestamp lookups refused: the batch needs more than the whole budget.
+pub const LIST_OFFSETS_OVER_BUDGET_TOTAL: &str = "cohort_list_offsets_over_budget_total";
+/// Segment files open now, over every partition (`--open-segment-files-max` bounds it).
+pub const SEGMENT_FILES_OPEN: &str = "cohort_segment_files_open";
+/// Idle segment files closed to stay within `--open-segment-files-max`.
+pub const SEGMENT_FILES_CLOSED_TOTAL: &str = "cohort_segment_files_closed_total";
+/// Segment files reopened by path after the budget closed them.
+pub const SEGMENT_FILES_REOPENED_TOTAL: &str = "cohort_segment_files_reopened_total";
+/// Accept calls that failed (out of file descriptors...), by `listener`; each backs off.
+pub const ACCEPT_ERRORS_TOTAL: &str = "cohort_accept_errors_total";
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 

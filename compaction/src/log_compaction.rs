@@ -33,8 +33,8 @@ use crate::fsutil;
 use crate::index::SparseIndex;
 use crate::index_file;
 use crate::keyed::TombstonePolicy;
-use crate::open_files::OpenFiles;
 use crate::log::{for_each_frame, list_segments, Log, SegmentView};
+use crate::open_files::OpenFiles;
 use crate::segment::{self, Segment, SegmentHeader, SEGMENT_HEADER_LEN};
 use crate::types::{Offset, TimestampMs};
 

@@ -124,8 +124,7 @@ impl Budget {
         clock.slots.push(Arc::downgrade(slot));
         // Two turns of the hand: the first may only clear referenced bits.
         let mut steps = 2 * clock.slots.len();
-        while self.open.load(Ordering::Relaxed) > self.max && steps > 0 && !clock.slots.is_empty()
-        {
+        while self.open.load(Ordering::Relaxed) > self.max && steps > 0 && !clock.slots.is_empty() {
             steps -= 1;
             if clock.hand >= clock.slots.len() {
                 clock.hand = 0;
@@ -184,7 +183,10 @@ impl SlotInner {
         };
         let closable = !state.pinned
             && state.writes == state.synced
-            && state.file.as_ref().is_some_and(|f| Arc::strong_count(f) == 1);
+            && state
+                .file
+                .as_ref()
+                .is_some_and(|f| Arc::strong_count(f) == 1);
         if closable {
             state.file = None;
             self.budget.open.fetch_sub(1, Ordering::Relaxed);
@@ -349,7 +351,10 @@ mod tests {
         dirty.synced(writes);
         let _another = slot(&budget, dir.path(), "another.log");
         let _again = slot(&budget, dir.path(), "again.log");
-        assert!(!open(&held) && !open(&dirty), "not closed once they could be");
+        assert!(
+            !open(&held) && !open(&dirty),
+            "not closed once they could be"
+        );
         assert!(open(&pinned));
     }
 

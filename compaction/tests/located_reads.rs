@@ -150,10 +150,17 @@ fn under_a_budget_of_two_open_files_slices_keep_their_files_and_the_rest_reopen(
     let written: Vec<_> = logs.iter().map(|log| fill(log, &mut rng, 100)).collect();
     for log in &logs {
         log.sync().unwrap();
-        assert!(log.segments().len() > 2, "the test needs several segments per log");
+        assert!(
+            log.segments().len() > 2,
+            "the test needs several segments per log"
+        );
     }
     let segments: usize = logs.iter().map(|l| l.segments().len()).sum();
-    assert!(files.open() <= 2, "{} of {segments} segment files open", files.open());
+    assert!(
+        files.open() <= 2,
+        "{} of {segments} segment files open",
+        files.open()
+    );
     // Located slices hold their files: reading every log keeps every slice valid, even those
     // whose segment the budget would otherwise have closed many times over.
     let located: Vec<Vec<LocatedEntry>> = logs
@@ -178,13 +185,20 @@ fn under_a_budget_of_two_open_files_slices_keep_their_files_and_the_rest_reopen(
     for (log, written) in logs.iter().zip(&written) {
         let start = log.start_offset().0;
         let read = log.read(Offset(start), usize::MAX).unwrap();
-        let tail: Vec<_> = written.iter().filter(|(first, _)| *first >= start).collect();
+        let tail: Vec<_> = written
+            .iter()
+            .filter(|(first, _)| *first >= start)
+            .collect();
         assert_eq!(read.len(), tail.len());
     }
     assert!(files.reopened_total() > 0 && files.closed_total() > 0);
     let after = logs.iter().map(|l| l.segments().len()).sum::<usize>();
     let extra = logs.len(); // the last opened may still be registered beyond the budget
-    assert!(files.open() <= 2 + extra, "{} open of {after}", files.open());
+    assert!(
+        files.open() <= 2 + extra,
+        "{} open of {after}",
+        files.open()
+    );
 }
 
 #[test]

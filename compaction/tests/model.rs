@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use bytes::Bytes;
 use compaction::{
-    Entry, Log, LogConfig, LogError, Offset, OpenFiles, RetentionPolicy, SegmentInfo,
-    TimestampMs, TombstonePolicy,
+    Entry, Log, LogConfig, LogError, Offset, OpenFiles, RetentionPolicy, SegmentInfo, TimestampMs,
+    TombstonePolicy,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestCaseError, TestRunner};

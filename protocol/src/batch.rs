@@ -701,7 +701,11 @@ mod tests {
             if c == Compression::None {
                 assert!(tight.unwrap().is_some(), "{c:?}");
             } else {
-                assert_eq!(tight, Err(BatchError::OverBudget { limit: records }), "{c:?}");
+                assert_eq!(
+                    tight,
+                    Err(BatchError::OverBudget { limit: records }),
+                    "{c:?}"
+                );
                 assert!(!BatchError::OverBudget { limit: 1 }.is_corrupt());
             }
             assert_eq!(
@@ -711,7 +715,11 @@ mod tests {
             );
             let estimate = lookup_bytes_estimate(&b).unwrap();
             let found = find_record_within(&b, estimate, |r| r.timestamp >= 1255).unwrap();
-            assert_eq!(found.map(|r| r.offset), Some(526), "{c:?} within {estimate}");
+            assert_eq!(
+                found.map(|r| r.offset),
+                Some(526),
+                "{c:?} within {estimate}"
+            );
         }
     }
 
@@ -730,7 +738,12 @@ mod tests {
             decompress_within(Codec::Gzip, &bomb, 1 << 20),
             Err(Decompress::OverLimit)
         );
-        assert_eq!(decompress_within(Codec::Gzip, &bomb, 64 << 20).unwrap().len(), 64 << 20);
+        assert_eq!(
+            decompress_within(Codec::Gzip, &bomb, 64 << 20)
+                .unwrap()
+                .len(),
+            64 << 20
+        );
     }
 
     #[test]

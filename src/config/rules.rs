@@ -156,6 +156,7 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
         LAG_GROUPS_MAX_MAX, LAG_PARTITIONS_MAX_MAX, LAG_SAMPLE_INTERVAL_MS_MAX,
         LAG_SAMPLE_INTERVAL_MS_MIN, LAG_WINDOW_MS_MAX,
     };
+    use crate::server::limits;
     vec![
         // --- where it lives and listens ---
         Rule::new(
@@ -193,6 +194,49 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
             "--retention-check-ms",
             1..=PERIOD_MS_MAX,
             |a: &ServeArgs| a.retention_check_ms,
+        ),
+        // --- what clients can make the broker hold (docs/decisions/0102-resource-limits.md) ---
+        Rule::new(
+            "--queued-max-request-bytes-per-connection",
+            "at least --max-frame-bytes (one largest request must fit)",
+            |a: &ServeArgs| {
+                let per_connection = a.limits.per_connection_bytes(a.max_frame_bytes);
+                (per_connection < a.max_frame_bytes).then(|| per_connection.to_string())
+            },
+        ),
+        Rule::new(
+            "--queued-max-request-bytes",
+            "at least --queued-max-request-bytes-per-connection (default --max-frame-bytes)",
+            |a: &ServeArgs| {
+                let per_connection = a.limits.per_connection_bytes(a.max_frame_bytes);
+                (a.limits.queued_max_request_bytes < per_connection)
+                    .then(|| a.limits.queued_max_request_bytes.to_string())
+            },
+        ),
+        Rule::range(
+            "--connections-max-idle-ms",
+            limits::IDLE_MS_MIN..=limits::IDLE_MS_MAX,
+            |a: &ServeArgs| a.limits.connections_max_idle_ms,
+        ),
+        Rule::range(
+            "--connections-send-timeout-ms",
+            limits::SEND_MS_MIN..=limits::SEND_MS_MAX,
+            |a: &ServeArgs| a.limits.connections_send_timeout_ms,
+        ),
+        Rule::range(
+            "--request-receive-timeout-ms",
+            limits::SEND_MS_MIN..=limits::SEND_MS_MAX,
+            |a: &ServeArgs| a.limits.request_receive_timeout_ms,
+        ),
+        Rule::range_if_set(
+            "--open-segment-files-max",
+            limits::OPEN_FILES_MIN..=limits::OPEN_FILES_MAX,
+            |a: &ServeArgs| a.limits.open_segment_files_max,
+        ),
+        Rule::range(
+            "--list-offsets-decompress-bytes-max",
+            limits::DECOMPRESS_MIN..=protocol::batch::MAX_DECOMPRESSED_BYTES,
+            |a: &ServeArgs| a.limits.list_offsets_decompress_bytes_max,
         ),
         // --- lag tracking ---
         Rule::range(
@@ -272,6 +316,31 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
         Rule::range("--raft-batches-in-flight", 1..=64, |a: &ServeArgs| {
             a.cluster.raft_batches_in_flight
         }),
+        Rule::range(
+            "--raft-connections-max",
+            1..=limits::RAFT_CONNECTIONS_MAX_MAX,
+            |a: &ServeArgs| a.cluster.peer_port.raft_connections_max,
+        ),
+        Rule::new(
+            "--raft-connections-per-address-max",
+            "between 1 and --raft-connections-max",
+            |a: &ServeArgs| {
+                let p = &a.cluster.peer_port;
+                (!(1..=p.raft_connections_max).contains(&p.raft_connections_per_address_max))
+                    .then(|| p.raft_connections_per_address_max.to_string())
+            },
+        ),
+        Rule::range(
+            "--raft-handshake-timeout-ms",
+            limits::RAFT_HANDSHAKE_MS_MIN..=limits::RAFT_HANDSHAKE_MS_MAX,
+            |a: &ServeArgs| a.cluster.peer_port.raft_handshake_timeout_ms,
+        ),
+        Rule::range(
+            "--raft-connections-max-idle-ms",
+            raft_meta::network::admission::IDLE_TIMEOUT_MIN.as_millis() as u64
+                ..=limits::IDLE_MS_MAX,
+            |a: &ServeArgs| a.cluster.peer_port.raft_connections_max_idle_ms,
+        ),
         // --- the group coordinator (Kafka's broker configs of the same names) ---
         Rule::range(
             "--group-initial-rebalance-delay-ms",
@@ -427,6 +496,32 @@ mod tests {
     rejects!(retention_check_ms_is_not_zero, "--retention-check-ms",
         bad: [["--retention-check-ms", "0"], ["--retention-check-ms", "604800001"]],
         good: [["--retention-check-ms", "1"], ["--retention-check-ms", "604800000"]]);
+    rejects!(per_connection_request_memory_fits_a_frame, "--queued-max-request-bytes-per-connection",
+        bad: [["--max-frame-bytes", "2048", "--queued-max-request-bytes-per-connection", "2047"]],
+        good: [["--max-frame-bytes", "2048", "--queued-max-request-bytes-per-connection", "2048"]]);
+    rejects!(request_memory_fits_a_connection, "--queued-max-request-bytes",
+        bad: [["--queued-max-request-bytes", "104857599"],
+              ["--queued-max-request-bytes", "4096",
+               "--queued-max-request-bytes-per-connection", "4097", "--max-frame-bytes", "4096"]],
+        good: [["--queued-max-request-bytes", "104857600"],
+               ["--queued-max-request-bytes", "4096", "--max-frame-bytes", "4096"]]);
+    rejects!(idle_timeout_is_bounded, "--connections-max-idle-ms",
+        bad: [["--connections-max-idle-ms", "999"], ["--connections-max-idle-ms", "604800001"]],
+        good: [["--connections-max-idle-ms", "1000"], ["--connections-max-idle-ms", "604800000"]]);
+    rejects!(send_timeout_is_bounded, "--connections-send-timeout-ms",
+        bad: [["--connections-send-timeout-ms", "99"], ["--connections-send-timeout-ms", "3600001"]],
+        good: [["--connections-send-timeout-ms", "100"], ["--connections-send-timeout-ms", "3600000"]]);
+    rejects!(receive_timeout_is_bounded, "--request-receive-timeout-ms",
+        bad: [["--request-receive-timeout-ms", "99"], ["--request-receive-timeout-ms", "3600001"]],
+        good: [["--request-receive-timeout-ms", "100"], ["--request-receive-timeout-ms", "3600000"]]);
+    rejects!(open_segment_files_is_bounded, "--open-segment-files-max",
+        bad: [["--open-segment-files-max", "15"], ["--open-segment-files-max", "1000001"]],
+        good: [["--open-segment-files-max", "16"], ["--open-segment-files-max", "1000000"]]);
+    rejects!(list_offsets_budget_is_bounded, "--list-offsets-decompress-bytes-max",
+        bad: [["--list-offsets-decompress-bytes-max", "1048575"],
+              ["--list-offsets-decompress-bytes-max", "268435457"]],
+        good: [["--list-offsets-decompress-bytes-max", "1048576"],
+               ["--list-offsets-decompress-bytes-max", "268435456"]]);
     rejects!(lag_sample_interval_is_bounded, "--lag-sample-interval-ms",
         bad: [["--lag-sample-interval-ms", "9", "--lag-window-ms", "1000"],
               ["--lag-sample-interval-ms", "60001", "--lag-window-ms", "3600000"]],
@@ -469,6 +564,22 @@ mod tests {
     rejects!(raft_batches_in_flight_is_bounded, "--raft-batches-in-flight",
         bad: [["--raft-batches-in-flight", "0"], ["--raft-batches-in-flight", "65"]],
         good: [["--raft-batches-in-flight", "1"], ["--raft-batches-in-flight", "64"]]);
+    rejects!(raft_connections_max_is_bounded, "--raft-connections-max",
+        bad: [["--raft-connections-max", "65537"]],
+        good: [["--raft-connections-max", "65536"],
+               ["--raft-connections-max", "1", "--raft-connections-per-address-max", "1"]]);
+    rejects!(raft_per_address_cap_is_within_the_total, "--raft-connections-per-address-max",
+        bad: [["--raft-connections-per-address-max", "0"],
+              ["--raft-connections-per-address-max", "257"]],
+        good: [["--raft-connections-per-address-max", "1"],
+               ["--raft-connections-per-address-max", "256"]]);
+    rejects!(raft_handshake_timeout_is_bounded, "--raft-handshake-timeout-ms",
+        bad: [["--raft-handshake-timeout-ms", "99"], ["--raft-handshake-timeout-ms", "60001"]],
+        good: [["--raft-handshake-timeout-ms", "100"], ["--raft-handshake-timeout-ms", "60000"]]);
+    rejects!(raft_idle_timeout_is_bounded, "--raft-connections-max-idle-ms",
+        bad: [["--raft-connections-max-idle-ms", "9999"],
+              ["--raft-connections-max-idle-ms", "604800001"]],
+        good: [["--raft-connections-max-idle-ms", "10000"]]);
     rejects!(initial_rebalance_delay_is_bounded, "--group-initial-rebalance-delay-ms",
         bad: [["--group-initial-rebalance-delay-ms=-1"],
               ["--group-initial-rebalance-delay-ms", "300001"]],

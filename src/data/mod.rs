@@ -22,6 +22,7 @@ pub mod partition;
 pub mod producers;
 pub mod reconcile;
 pub mod records;
+pub mod timestamp_lookup;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ use tokio::sync::watch;
 
 pub use partition::{AppendError, Appended, Appending, Partition, ReadBatches, ReadError};
 pub use records::{FetchRecords, RecordPart};
+pub use timestamp_lookup::{LookupBudget, Wanted};
 
 use crate::topics::{TopicCatalog, TopicSpec};
 
@@ -70,6 +72,19 @@ pub struct DataPlane {
     partitions: RwLock<HashMap<(String, i32), Arc<Partition>>>,
     /// Serializes opening, so two requests never open the same log twice.
     opening: Mutex<()>,
+    /// Memory ListOffsets-by-timestamp lookups decode batches in.
+    timestamp_lookups: LookupBudget,
+    /// The open-file budget of every partition's segments.
+    open_files: compaction::OpenFiles,
+}
+
+/// Bounds of the data plane.
+#[derive(Debug, Clone)]
+pub struct DataLimits {
+    /// `--list-offsets-decompress-bytes-max`.
+    pub list_offsets_decompress_bytes: usize,
+    /// `--open-segment-files-max`: every partition's segment files share it.
+    pub open_files: compaction::OpenFiles,
 }
 
 impl std::fmt::Debug for DataPlane {
@@ -87,6 +102,7 @@ impl DataPlane {
         catalog: Arc<dyn TopicCatalog>,
         local_node: i32,
         sync_before_ack: bool,
+        limits: DataLimits,
     ) -> Result<DataPlane, LogError> {
         let topics_dir = data_dir.join("topics");
         compaction::create_dir_durably(&topics_dir)?;
@@ -100,7 +116,19 @@ impl DataPlane {
             sync_before_ack,
             partitions: RwLock::new(HashMap::new()),
             opening: Mutex::new(()),
+            timestamp_lookups: LookupBudget::new(limits.list_offsets_decompress_bytes),
+            open_files: limits.open_files,
         })
+    }
+
+    /// The memory budget of ListOffsets-by-timestamp lookups.
+    pub fn timestamp_lookups(&self) -> &LookupBudget {
+        &self.timestamp_lookups
+    }
+
+    /// The open-file budget of the partitions' segment files.
+    pub fn open_files(&self) -> &compaction::OpenFiles {
+        &self.open_files
     }
 
     fn partition_dir(&self, topic: &str, index: i32) -> PathBuf {
@@ -216,7 +244,13 @@ impl DataPlane {
                 compaction::sync_dir(&self.topics_dir)?;
             }
         }
-        let partition = Arc::new(Partition::open(&dir, spec, index, self.sync_before_ack)?);
+        let partition = Arc::new(Partition::open(
+            &dir,
+            spec,
+            index,
+            self.sync_before_ack,
+            &self.open_files,
+        )?);
         tracing::debug!(topic = %spec.name, partition = index,
             end = partition.log_end_offset(), "opened partition");
         self.partitions
@@ -232,7 +266,14 @@ impl DataPlane {
     pub async fn remove_topic(&self, spec: &TopicSpec) -> Result<(), LogError> {
         {
             let mut map = self.partitions.write().unwrap_or_else(|e| e.into_inner());
-            map.retain(|(topic, _), p| !(topic == &spec.name && p.topic_id == spec.id));
+            map.retain(|(topic, _), p| {
+                let removed = topic == &spec.name && p.topic_id == spec.id;
+                if removed {
+                    // Requests may still hold it; its files must not be reopened by path.
+                    p.forget_paths();
+                }
+                !removed
+            });
         }
         let dirs: Vec<PathBuf> = (0..spec.partition_count())
             .map(|i| self.partition_dir(&spec.name, i))

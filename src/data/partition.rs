@@ -20,7 +20,7 @@ use std::sync::Mutex;
 
 use bytes::{Bytes, BytesMut};
 use compaction::{Entry, Log, LogConfig, LogError, Offset, RetentionPolicy, TimestampMs};
-use protocol::batch::{self, BatchError, BatchHeader, RecordPosition};
+use protocol::batch::{self, BatchError, BatchHeader};
 use tokio::sync::watch;
 use uuid::Uuid;
 
@@ -174,6 +174,7 @@ impl Partition {
         spec: &TopicSpec,
         index: i32,
         sync_before_ack: bool,
+        files: &compaction::OpenFiles,
     ) -> Result<Partition, LogError> {
         let io = |op, e| LogError::Io {
             op,
@@ -201,7 +202,7 @@ impl Partition {
                 .unwrap_or(u32::MAX),
             ..LogConfig::default()
         };
-        let log = Log::open(dir.join("log"), log_config)?;
+        let log = Log::open_with_files(dir.join("log"), log_config, files.clone())?;
         let mut producers = ProducerStates::default();
         replay_producers(&log, &mut producers)?;
         let end = from_offset(log.next_offset());
@@ -225,6 +226,12 @@ impl Partition {
                 .map(|p| p.deletes())
                 .unwrap_or(true),
         })
+    }
+
+    /// Its directory is about to be removed (a deleted topic): segment files closed by the
+    /// open-file budget are never reopened by path (see `Log::forget_paths`).
+    pub fn forget_paths(&self) {
+        self.log.forget_paths();
     }
 
     /// The partition's directory.
@@ -389,8 +396,10 @@ impl Partition {
         Ok(ReadBatches { records, bytes })
     }
 
-    /// The first record (below the high watermark) whose timestamp is `>= target`.
-    pub fn offset_for_timestamp(&self, target: i64) -> Result<Option<RecordPosition>, ReadError> {
+    /// The batch (below the high watermark) holding the first record whose timestamp is
+    /// `>= target`, and the batch's max timestamp; looking inside it is
+    /// `timestamp_lookup`'s, within its memory budget.
+    pub fn batch_for_timestamp(&self, target: i64) -> Result<Option<(Bytes, i64)>, ReadError> {
         let hw = self.high_watermark();
         let Some(entry) = self.log.find_by_timestamp(TimestampMs(target))? else {
             return Ok(None);
@@ -398,13 +407,12 @@ impl Partition {
         if from_offset(entry.first_offset) >= hw {
             return Ok(None);
         }
-        Ok(batch::find_record(&entry.payload, |r| {
-            r.timestamp >= target
-        })?)
+        Ok(Some((entry.payload, entry.max_timestamp_ms.0)))
     }
 
-    /// The first record holding the largest timestamp (ListOffsets -3, KIP-734).
-    pub fn max_timestamp_record(&self) -> Result<Option<RecordPosition>, ReadError> {
+    /// The first batch (below the high watermark) holding the log's largest timestamp
+    /// (ListOffsets -3, KIP-734), and that timestamp.
+    pub fn batch_with_max_timestamp(&self) -> Result<Option<(Bytes, i64)>, ReadError> {
         let hw = self.high_watermark();
         let Some(entry) = self.log.find_max_timestamp()? else {
             return Ok(None);
@@ -412,8 +420,7 @@ impl Partition {
         if from_offset(entry.first_offset) >= hw {
             return Ok(None);
         }
-        let max = entry.max_timestamp_ms.0;
-        Ok(batch::find_record(&entry.payload, |r| r.timestamp == max)?)
+        Ok(Some((entry.payload, entry.max_timestamp_ms.0)))
     }
 
     /// fdatasyncs run on this partition's log since it opened (group commit shares them).

@@ -11,6 +11,7 @@ use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 
 use super::RequestContext;
 use crate::data::partition::LEADER_EPOCH;
+use crate::data::Wanted;
 use crate::errors::{to_kafka_error, BrokerError};
 
 /// Kafka's special timestamps.
@@ -91,21 +92,17 @@ async fn lookup(
         EARLIEST => Ok((partition.log_start_offset(), -1)),
         LATEST => Ok((partition.high_watermark(), -1)),
         _ => {
-            let found = tokio::task::spawn_blocking(move || {
-                if timestamp == MAX_TIMESTAMP {
-                    partition.max_timestamp_record()
-                } else {
-                    partition.offset_for_timestamp(timestamp)
-                }
-            })
-            .await
-            .map_err(|e| {
-                BrokerError::Log(compaction::LogError::Io {
-                    op: "list offsets task",
-                    path: Default::default(),
-                    source: std::io::Error::other(e.to_string()),
-                })
-            })??;
+            let wanted = if timestamp == MAX_TIMESTAMP {
+                Wanted::MaxTimestamp
+            } else {
+                Wanted::AtOrAfter(timestamp)
+            };
+            let found = ctx
+                .broker
+                .data
+                .timestamp_lookups()
+                .lookup(partition, wanted)
+                .await?;
             Ok(found.map_or((-1, -1), |r| (r.offset, r.timestamp)))
         }
     }

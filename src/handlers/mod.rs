@@ -206,7 +206,17 @@ pub(crate) mod test_support {
         let config = BrokerConfig::resolve(&args, "127.0.0.1:9092".parse().unwrap()).unwrap();
         let catalog = Arc::new(FileCatalog::open(dir).unwrap());
         let data = Arc::new(
-            crate::data::DataPlane::open(dir, catalog.clone(), config.node_id, true).unwrap(),
+            crate::data::DataPlane::open(
+                dir,
+                catalog.clone(),
+                config.node_id,
+                true,
+                crate::data::DataLimits {
+                    list_offsets_decompress_bytes: config.list_offsets_decompress_bytes,
+                    open_files: compaction::OpenFiles::new(config.open_segment_files_max),
+                },
+            )
+            .unwrap(),
         );
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
         Arc::new(Broker {

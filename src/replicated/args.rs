@@ -45,6 +45,10 @@ pub struct ClusterArgs {
     /// queued meanwhile. A benchmark knob, like `--raft-batch-max-commands`.
     #[arg(long, default_value_t = 2)]
     pub raft_batches_in_flight: u32,
+
+    /// Caps and timeouts of the Raft peer port.
+    #[command(flatten)]
+    pub peer_port: crate::server::limits::PeerPortArgs,
 }
 
 /// Group coordinator settings (Kafka's broker configs of the same names). Every node of a
@@ -100,12 +104,14 @@ pub enum ArgsError {
 }
 
 impl ClusterArgs {
-    /// Raft timing, snapshots and batching: the defaults, with the knobs applied.
+    /// Raft timing, snapshots, batching and peer-port limits: the defaults, with the knobs
+    /// applied.
     pub fn tuning(&self) -> raft_meta::Tuning {
         raft_meta::Tuning {
             snapshot_every_entries: self.raft_snapshot_every_entries.max(1),
             batch_commands_max: self.raft_batch_max_commands as usize,
             batches_in_flight_max: self.raft_batches_in_flight as usize,
+            peer_port: self.peer_port.limits(),
             ..raft_meta::Tuning::default()
         }
     }
@@ -180,6 +186,7 @@ mod tests {
             raft_snapshot_every_entries: 1000,
             raft_batch_max_commands: 4096,
             raft_batches_in_flight: 2,
+            peer_port: Default::default(),
         }
     }
 

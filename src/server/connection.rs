@@ -2,14 +2,17 @@
 //!
 //! ```text
 //!  loop:
-//!    read a frame ─ bad prefix / EOF mid-frame / idle too long ──> log, close
+//!    read a frame (`frame_reader`: paid for from the request memory before its body is
+//!                  read; past the budget the socket is not read)
+//!                ─ bad prefix / EOF mid-frame / idle too long ──> log, close
 //!    decode ─────── unknown key / unsupported version / garbage ─> log, close
 //!               └── ApiVersions too new ──> v0 fallback answer, keep going
 //!    not loaded yet ─ group API / ApiVersions / FindCoordinator ─> the loading answer
 //!                   └─ anything else ──> wait for the broker
 //!    dispatch (span: api, version, client id, correlation id)
 //!    write the response (none for acks=0; a Fetch answer's records from the segment files
-//!    with sendfile, see `send_records`)
+//!    with sendfile, see `send_records`); a client that takes no byte of it for the send
+//!    timeout is disconnected; the request's memory goes back once its answer is out
 //! ```
 //!
 //! Requests on one connection are answered in order. They are handled one at a time, as Kafka
@@ -24,33 +27,28 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
-use protocol::frame::{split_frame, FrameError, FrameStatus};
+use bytes::Bytes;
+use protocol::frame::FrameError;
 use protocol::request::{decode_request, RequestError};
 use protocol::splice::{Chunks, SplicedFrame};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::Instrument;
 
+use super::frame_reader::{FrameReader, ReadError, ReadTimeouts};
 use super::front::Front;
-use super::send_records::{write_spliced, SendError};
+use super::request_memory::RequestBytes;
+use super::send_records::{write_all_within, write_spliced, SendError};
 use crate::broker::Broker;
 use crate::data::FetchRecords;
 use crate::handlers::{self, api_name, loading, produce, Reply, RequestContext};
 use crate::metrics as m;
 use kafka_protocol::messages::RequestKind;
 
-/// A connection that sends nothing for this long is closed (Kafka's
-/// `connections.max.idle.ms` default).
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Produce requests of one connection written but not yet acknowledged, at most. Clients
 /// pipeline (Java: 5 in flight, librdkafka: many); the broker keeps reading while earlier
 /// batches wait for their fsync, so one producer's requests share group commits too.
 pub const MAX_PIPELINED_PRODUCES: usize = 16;
-/// Buffer growth per read while a large frame arrives: memory follows the bytes received, not
-/// the size a prefix announces.
-const READ_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Why a connection ended.
 #[derive(Debug, thiserror::Error)]
@@ -58,18 +56,12 @@ pub enum ConnectionError {
     /// The peer went away or the socket failed.
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
-    /// A length prefix that cannot be honoured.
+    /// No frame could be read: bad prefix, EOF mid-frame, idle too long.
     #[error(transparent)]
-    Frame(#[from] FrameError),
-    /// The peer closed the connection in the middle of a frame.
-    #[error("connection closed {buffered} bytes into a frame")]
-    TruncatedFrame {
-        /// Bytes of the unfinished frame.
-        buffered: usize,
-    },
-    /// Nothing received for [`IDLE_TIMEOUT`].
-    #[error("idle for {0:?}")]
-    Idle(Duration),
+    Read(#[from] ReadError),
+    /// The client took no byte of an answer for `--connections-send-timeout-ms`.
+    #[error("the client took no byte of its answer for {0:?}")]
+    SendStalled(Duration),
     /// A request we do not serve or cannot decode.
     #[error(transparent)]
     Request(#[from] RequestError),
@@ -89,6 +81,7 @@ impl From<SendError> for ConnectionError {
     fn from(e: SendError) -> Self {
         match e {
             SendError::Io(io) => ConnectionError::Io(io),
+            SendError::Stalled(after) => ConnectionError::SendStalled(after),
             gone => ConnectionError::RecordsGone(gone),
         }
     }
@@ -98,15 +91,29 @@ impl ConnectionError {
     /// Label for `cohort_bad_requests_total`, or `None` when the client did nothing wrong.
     fn bad_input_reason(&self) -> Option<&'static str> {
         match self {
-            ConnectionError::Frame(FrameError::TooLarge { .. }) => Some("frame_too_large"),
-            ConnectionError::Frame(FrameError::NegativeSize(_)) => Some("negative_frame_size"),
-            ConnectionError::TruncatedFrame { .. } => Some("truncated_frame"),
+            ConnectionError::Read(ReadError::Frame(FrameError::TooLarge { .. })) => {
+                Some("frame_too_large")
+            }
+            ConnectionError::Read(ReadError::Frame(FrameError::NegativeSize(_))) => {
+                Some("negative_frame_size")
+            }
+            ConnectionError::Read(ReadError::TruncatedFrame { .. }) => Some("truncated_frame"),
             ConnectionError::Request(RequestError::Truncated { .. }) => Some("truncated_header"),
             ConnectionError::Request(RequestError::UnknownApiKey { .. }) => Some("unknown_api_key"),
             ConnectionError::Request(RequestError::UnsupportedVersion { .. }) => {
                 Some("unsupported_version")
             }
             ConnectionError::Request(RequestError::Malformed { .. }) => Some("malformed"),
+            _ => None,
+        }
+    }
+
+    /// Label for `cohort_connections_closed_total` when a connection limit closed it.
+    fn limit_reason(&self) -> Option<&'static str> {
+        match self {
+            ConnectionError::Read(ReadError::Idle(_)) => Some("idle"),
+            ConnectionError::Read(ReadError::SlowRequest(_)) => Some("receive_timeout"),
+            ConnectionError::SendStalled(_) => Some("send_timeout"),
             _ => None,
         }
     }
@@ -120,17 +127,35 @@ pub async fn serve(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
+    let limits = front.limits();
     let mut conn = Connection {
         stream,
         peer,
-        buf: BytesMut::with_capacity(4096),
-        max_frame_bytes: front.max_frame_bytes(),
+        reader: FrameReader::new(
+            front.request_memory().connection(),
+            limits.max_frame_bytes,
+            ReadTimeouts {
+                idle: limits.idle_timeout,
+                receive: limits.receive_timeout,
+            },
+        ),
+        send_timeout: limits.send_timeout,
     };
     let result = conn.run(&front, &mut shutdown).await;
     match result {
         Ok(()) => tracing::debug!(%peer, "connection closed"),
         Err(e) => {
-            if let Some(reason) = e.bad_input_reason() {
+            if let Some(reason) = e.limit_reason() {
+                metrics::counter!(m::CONNECTIONS_CLOSED_TOTAL, "reason" => reason).increment(1);
+                let why = match reason {
+                    "idle" => "idle too long (--connections-max-idle-ms)",
+                    "receive_timeout" => {
+                        "a request arrived too slowly (--request-receive-timeout-ms)"
+                    }
+                    _ => "the client stopped reading its answers (--connections-send-timeout-ms)",
+                };
+                tracing::info!(%peer, error = %e, "closing connection: {why}");
+            } else if let Some(reason) = e.bad_input_reason() {
                 metrics::counter!(m::BAD_REQUESTS_TOTAL, "reason" => reason).increment(1);
                 tracing::warn!(%peer, error = %e, "closing connection: bad request");
             } else if matches!(
@@ -150,8 +175,9 @@ pub async fn serve(
 struct Connection {
     stream: TcpStream,
     peer: SocketAddr,
-    buf: BytesMut,
-    max_frame_bytes: usize,
+    reader: FrameReader,
+    /// Longest wait for the client to take a byte of an answer.
+    send_timeout: Duration,
 }
 
 /// What a finished request sends.
@@ -163,7 +189,12 @@ enum Outgoing {
     Close(&'static str),
 }
 
-type Pending = tokio::task::JoinHandle<Result<Outgoing, ConnectionError>>;
+/// A pipelined Produce being made durable, and the request memory its frame holds until the
+/// answer is out.
+type Pending = (
+    tokio::task::JoinHandle<Result<Outgoing, ConnectionError>>,
+    RequestBytes,
+);
 
 impl Connection {
     async fn run(
@@ -174,26 +205,31 @@ impl Connection {
         let mut pending: VecDeque<Pending> = VecDeque::new();
         let mut ready: Option<Arc<Broker>> = None;
         loop {
-            let can_read = pending.len() < MAX_PIPELINED_PRODUCES;
+            // An unpaid (small, over-budget) request is answered before anything more is read.
+            let can_read = pending.len() < MAX_PIPELINED_PRODUCES
+                && pending.iter().all(|(_, held)| held.is_paid());
             let next = match pending.front_mut() {
-                Some(head) => tokio::select! {
+                Some((head, _)) => tokio::select! {
                     biased;
                     done = head => {
-                        pending.pop_front();
+                        let held = pending.pop_front().map(|(_, held)| held);
                         if self.deliver(done).await? {
+                            drop(held);
                             continue;
                         }
                         return Ok(());
                     }
-                    frame = self.read_frame(shutdown), if can_read => frame?,
+                    frame = self.reader.next(&mut self.stream, shutdown), if can_read => frame?,
                 },
-                None => self.read_frame(shutdown).await?,
+                None => self.reader.next(&mut self.stream, shutdown).await?,
             };
             let Some(frame) = next else {
                 self.drain(&mut pending).await?;
                 return Ok(());
             };
-            let request = match decode_request(frame) {
+            // Dropped once this request's answer is out (a Produce carries it into `pending`).
+            let held = frame.held;
+            let request = match decode_request(frame.bytes) {
                 Ok(r) => r,
                 Err(RequestError::ApiVersionsTooNew { peek }) => {
                     tracing::debug!(peer = %self.peer, version = peek.api_version,
@@ -205,7 +241,7 @@ impl Connection {
                     if !self.drain(&mut pending).await? {
                         return Ok(());
                     }
-                    self.stream.write_all(&frame).await?;
+                    self.write_frame(frame).await?;
                     continue;
                 }
                 Err(e) => {
@@ -229,7 +265,7 @@ impl Connection {
                         metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
                         let frame =
                             protocol::encode_response(correlation_id, api, version, &response)?;
-                        self.stream.write_all(&frame).await?;
+                        self.write_frame(frame).await?;
                         continue;
                     }
                     loading::WhileLoading::Wait(waiting) => {
@@ -262,7 +298,7 @@ impl Connection {
                 // Written now, in arrival order; acknowledged when durable, in arrival order,
                 // while the next requests are read (their fsyncs join the same group commit).
                 // Nothing to overlap with when the client has not sent more yet.
-                let sync_now = pending.is_empty() && self.buf.is_empty();
+                let sync_now = pending.is_empty() && !self.reader.has_buffered();
                 let started_produce = produce::begin(&ctx, produce, sync_now)
                     .instrument(span.clone())
                     .await;
@@ -276,7 +312,7 @@ impl Connection {
                     }
                     .instrument(span),
                 );
-                pending.push_back(task);
+                pending.push_back((task, held));
                 continue;
             }
             // Anything else runs alone, after every earlier answer is out.
@@ -290,7 +326,15 @@ impl Connection {
             if !self.send(out).await? {
                 return Ok(());
             }
+            drop(held);
         }
+    }
+
+    /// Writes one encoded frame, bounded by the send timeout.
+    async fn write_frame(&mut self, frame: Bytes) -> Result<(), ConnectionError> {
+        let mut chunks = Chunks::single(frame);
+        write_all_within(&mut self.stream, &mut chunks, self.send_timeout).await?;
+        Ok(())
     }
 
     /// Writes a finished request's answer; false when the connection must close.
@@ -306,11 +350,11 @@ impl Connection {
         match out {
             Outgoing::Frame(mut frame) => {
                 // One vectored write per batch of chunks: spliced records are not copied.
-                self.stream.write_all_buf(&mut frame).await?;
+                write_all_within(&mut self.stream, &mut frame, self.send_timeout).await?;
                 Ok(true)
             }
             Outgoing::Spliced(frame) => {
-                write_spliced(&mut self.stream, frame).await?;
+                write_spliced(&mut self.stream, frame, self.send_timeout).await?;
                 Ok(true)
             }
             Outgoing::Nothing => Ok(true),
@@ -323,49 +367,13 @@ impl Connection {
 
     /// Writes every pending answer in order; false when one of them closes the connection.
     async fn drain(&mut self, pending: &mut VecDeque<Pending>) -> Result<bool, ConnectionError> {
-        while let Some(head) = pending.pop_front() {
+        while let Some((head, held)) = pending.pop_front() {
             if !self.deliver(head.await).await? {
                 return Ok(false);
             }
+            drop(held);
         }
         Ok(true)
-    }
-
-    /// The next whole frame; `None` when the peer closed cleanly between frames or shutdown
-    /// began while no frame was under way.
-    async fn read_frame(
-        &mut self,
-        shutdown: &mut watch::Receiver<bool>,
-    ) -> Result<Option<Bytes>, ConnectionError> {
-        loop {
-            let needed = match split_frame(&mut self.buf, self.max_frame_bytes)? {
-                FrameStatus::Complete(frame) => return Ok(Some(frame)),
-                FrameStatus::Incomplete { frame_bytes } => frame_bytes
-                    .map_or(protocol::frame::LENGTH_PREFIX_BYTES, |n| {
-                        n + protocol::frame::LENGTH_PREFIX_BYTES
-                    }),
-            };
-            if self.buf.is_empty() && *shutdown.borrow() {
-                return Ok(None);
-            }
-            let missing = needed.saturating_sub(self.buf.len());
-            self.buf.reserve(missing.clamp(1, READ_CHUNK_BYTES));
-            let idle = self.buf.is_empty();
-            let read = tokio::select! {
-                r = tokio::time::timeout(IDLE_TIMEOUT, self.stream.read_buf(&mut self.buf)) => r,
-                _ = shutdown.changed(), if idle => return Ok(None),
-            };
-            let n = read.map_err(|_| ConnectionError::Idle(IDLE_TIMEOUT))??;
-            if n == 0 {
-                return if self.buf.is_empty() {
-                    Ok(None)
-                } else {
-                    Err(ConnectionError::TruncatedFrame {
-                        buffered: self.buf.len(),
-                    })
-                };
-            }
-        }
     }
 }
 

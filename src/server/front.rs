@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
+use super::limits::ConnectionLimits;
+use super::request_memory::RequestMemory;
 use crate::broker::Broker;
 use crate::handlers::loading::LoadingNode;
 
@@ -15,8 +17,9 @@ use crate::handlers::loading::LoadingNode;
 pub struct Front {
     broker: watch::Receiver<Option<Arc<Broker>>>,
     loading_as: LoadingNode,
-    max_frame_bytes: usize,
-    max_connections: usize,
+    limits: ConnectionLimits,
+    /// Bytes of requests read and not yet answered, over every connection.
+    request_memory: Arc<RequestMemory>,
 }
 
 /// Held by startup: makes the broker ready (dropping it unready closes waiting connections).
@@ -31,17 +34,16 @@ impl Publish {
 }
 
 impl Front {
-    pub fn new(
-        loading_as: LoadingNode,
-        max_frame_bytes: usize,
-        max_connections: usize,
-    ) -> (Arc<Front>, Publish) {
+    pub fn new(loading_as: LoadingNode, limits: ConnectionLimits) -> (Arc<Front>, Publish) {
         let (tx, broker) = watch::channel(None);
         let front = Front {
             broker,
             loading_as,
-            max_frame_bytes,
-            max_connections,
+            limits,
+            request_memory: RequestMemory::new(
+                limits.queued_max_request_bytes,
+                limits.queued_max_request_bytes_per_connection,
+            ),
         };
         (Arc::new(front), Publish(tx))
     }
@@ -68,11 +70,17 @@ impl Front {
         &self.loading_as
     }
 
-    pub fn max_frame_bytes(&self) -> usize {
-        self.max_frame_bytes
+    /// Bounds every connection honours.
+    pub fn limits(&self) -> ConnectionLimits {
+        self.limits
+    }
+
+    /// The broker-wide request memory.
+    pub fn request_memory(&self) -> &Arc<RequestMemory> {
+        &self.request_memory
     }
 
     pub fn max_connections(&self) -> usize {
-        self.max_connections
+        self.limits.max_connections
     }
 }

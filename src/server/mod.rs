@@ -17,7 +17,10 @@
 //! `serve_main` is `cohort serve`: it runs the same `Server` until SIGINT or SIGTERM.
 
 pub mod connection;
+pub mod frame_reader;
 pub mod front;
+pub mod limits;
+pub mod request_memory;
 pub mod send_records;
 
 use std::net::SocketAddr;
@@ -167,17 +170,19 @@ impl Server {
         } else {
             LoadingNode::ClusterMember
         };
-        let (front, publish) =
-            Front::new(loading_as, config.max_frame_bytes, config.max_connections);
+        let (front, publish) = Front::new(loading_as, config.connection_limits);
         let kafka_task = tokio::spawn(run(kafka_listener, front, shutdown_rx.clone()));
         let readiness = Arc::new(Readiness::default());
         readiness.listening();
         // HTTP answers from now on: /healthz says the process is alive and /readyz what it
         // still waits for while the log replays.
         let lag = Arc::new(LagFeed::new(config.lag));
+        // Made before the data plane so that /metrics reports it from the start.
+        let open_files = compaction::OpenFiles::new(config.open_segment_files_max);
         let http_routes = Arc::new(crate::http::Routes {
             lag: lag.clone(),
             readiness: readiness.clone(),
+            open_files: open_files.clone(),
         });
         let http_task = tokio::spawn(crate::http::run(
             http_listener,
@@ -206,6 +211,10 @@ impl Server {
             catalog.clone(),
             config.node_id,
             config.flush_interval.is_none(),
+            crate::data::DataLimits {
+                list_offsets_decompress_bytes: config.list_offsets_decompress_bytes,
+                open_files,
+            },
         )?);
         // Before the reconcile task, which waits for it to act on the deletions applied so far.
         let deletions_task = tokio::spawn(crate::replicated::follow_topic_deletions(
@@ -367,9 +376,7 @@ pub async fn run(listener: TcpListener, front: Arc<Front>, mut shutdown: watch::
                 let (stream, peer) = match accepted {
                     Ok(a) => a,
                     Err(e) => {
-                        // Out of file descriptors and the like: back off instead of spinning.
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        accept_failed("kafka", &e).await;
                         continue;
                     }
                 };
@@ -403,6 +410,38 @@ pub async fn run(listener: TcpListener, front: Arc<Front>, mut shutdown: watch::
         );
         connections.shutdown().await;
     }
+}
+
+/// Pause after an accept failed for lack of file descriptors: they free up only when
+/// something closes, so retrying sooner would spin on the connection left in the backlog.
+const ACCEPT_BACKOFF_NO_FDS: Duration = Duration::from_millis(250);
+/// Pause after any other failed accept (a connection reset while queued, and the like).
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Backs off after a failed `accept`; counted, and logged at most once a second per process.
+pub(crate) async fn accept_failed(listener: &'static str, error: &std::io::Error) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static STARTED: OnceLock<std::time::Instant> = OnceLock::new();
+    static LAST_LOG_SECS: AtomicU64 = AtomicU64::new(u64::MAX);
+    metrics::counter!(m::ACCEPT_ERRORS_TOTAL, "listener" => listener).increment(1);
+    let now = STARTED
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs();
+    if LAST_LOG_SECS.swap(now, Ordering::Relaxed) != now {
+        tracing::warn!(listener, %error, "accept failed; backing off");
+    }
+    let out_of_fds = matches!(
+        rustix::io::Errno::from_io_error(error),
+        Some(rustix::io::Errno::MFILE | rustix::io::Errno::NFILE)
+    );
+    let pause = if out_of_fds {
+        ACCEPT_BACKOFF_NO_FDS
+    } else {
+        ACCEPT_BACKOFF
+    };
+    tokio::time::sleep(pause).await;
 }
 
 /// Periodic work: retention every `retention_check_interval`, and with `--flush-ms` the flush

@@ -12,9 +12,15 @@
 //! length located at read time is sent; a file found shorter (EOF early) or cut by a
 //! truncation since the read ends the connection instead of sending a short or changed frame
 //! (the client retries on a new connection).
+//!
+//! Every wait for the socket is bounded by the send timeout: a client that takes no byte of
+//! its answer for that long is disconnected, so it cannot hold its task, its request memory
+//! and the segment files its answer pins forever.
 
 use std::io;
+use std::time::Duration;
 
+use bytes::Buf;
 use compaction::{FileSlice, SliceCut};
 use protocol::splice::{Chunks, Piece, SplicedFrame};
 use tokio::io::{AsyncWriteExt, Interest};
@@ -32,6 +38,9 @@ pub enum SendError {
     /// The socket failed (the peer left).
     #[error("socket: {0}")]
     Io(#[from] io::Error),
+    /// The client took no byte for this long.
+    #[error("the client took no byte for {0:?}")]
+    Stalled(Duration),
     /// A segment file was truncated after the read located records in it.
     #[error(transparent)]
     Cut(#[from] SliceCut),
@@ -47,10 +56,29 @@ pub enum SendError {
     },
 }
 
-/// Writes `frame` to `stream`, every piece in order.
+/// Writes all of `buf` (vectored), failing with [`SendError::Stalled`] when the socket takes
+/// no byte for `stall`.
+pub async fn write_all_within<B: Buf>(
+    stream: &mut TcpStream,
+    buf: &mut B,
+    stall: Duration,
+) -> Result<(), SendError> {
+    while buf.has_remaining() {
+        match tokio::time::timeout(stall, stream.write_buf(buf)).await {
+            Ok(Ok(0)) => return Err(io::Error::from(io::ErrorKind::WriteZero).into()),
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(e.into()),
+            Err(_) => return Err(SendError::Stalled(stall)),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `frame` to `stream`, every piece in order; no progress for `stall` fails it.
 pub async fn write_spliced(
     stream: &mut TcpStream,
     frame: SplicedFrame<FetchRecords>,
+    stall: Duration,
 ) -> Result<(), SendError> {
     let mut pending = Chunks::default();
     for piece in frame.into_pieces() {
@@ -61,24 +89,30 @@ pub async fn write_spliced(
                     match part {
                         RecordPart::Memory(b) => pending.push(b.clone()),
                         RecordPart::File(slice) => {
-                            stream.write_all_buf(&mut pending).await?;
-                            send_file(stream, slice).await?;
+                            write_all_within(stream, &mut pending, stall).await?;
+                            send_file(stream, slice, stall).await?;
                         }
                     }
                 }
             }
         }
     }
-    stream.write_all_buf(&mut pending).await?;
-    Ok(())
+    write_all_within(stream, &mut pending, stall).await
 }
 
-/// Sends `slice` with `sendfile(2)`, waiting for the socket whenever it is full.
-async fn send_file(stream: &TcpStream, slice: &FileSlice) -> Result<(), SendError> {
+/// Sends `slice` with `sendfile(2)`, waiting (at most `stall` each time) for the socket
+/// whenever it is full.
+async fn send_file(
+    stream: &TcpStream,
+    slice: &FileSlice,
+    stall: Duration,
+) -> Result<(), SendError> {
     let end = slice.position() + slice.len() as u64;
     let mut position = slice.position();
     while position < end {
-        stream.writable().await?;
+        tokio::time::timeout(stall, stream.writable())
+            .await
+            .map_err(|_| SendError::Stalled(stall))??;
         let count = ((end - position) as usize).min(SENDFILE_CALL_MAX_BYTES);
         let sent = stream.try_io(Interest::WRITABLE, || {
             let mut at = position;

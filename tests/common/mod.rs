@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod metrics;
+pub mod procfs;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};

@@ -184,7 +184,9 @@ impl Admission {
         let id = state.next_id;
         state.next_id += 1;
         let (evict, evicted_rx) = oneshot::channel();
-        state.handshaking.push_back(Handshaking { id, address, evict });
+        state
+            .handshaking
+            .push_back(Handshaking { id, address, evict });
         drop(state);
         if evicted {
             self.warn("peer port full: closed the oldest connection still in its handshake");
@@ -280,7 +282,10 @@ mod tests {
         let mut first = admission.admit(A).unwrap();
         let second = admission.admit(A).unwrap();
         let third = admission.admit(B).unwrap();
-        assert!(first.evicted.try_recv().is_ok(), "the oldest was not evicted");
+        assert!(
+            first.evicted.try_recv().is_ok(),
+            "the oldest was not evicted"
+        );
         assert!(!first.established());
         assert_eq!(admission.open(), 2);
         drop(first);

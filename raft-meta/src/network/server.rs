@@ -12,7 +12,9 @@ use openraft::raft::AppendEntriesResponse;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::control::Control;
-use crate::network::admission::{Admission, PeerPortLimits, Ticket, REFUSED_TOTAL, TIMED_OUT_TOTAL};
+use crate::network::admission::{
+    Admission, PeerPortLimits, Ticket, REFUSED_TOTAL, TIMED_OUT_TOTAL,
+};
 use crate::network::frame::{read_frame, write_frame, FrameError};
 use crate::network::rpc::{AdminRequest, AdminResponse, RpcRequest, RpcResponse};
 
@@ -43,8 +45,12 @@ pub(crate) async fn serve(
             Err(e) => {
                 tracing::warn!(error = %e, "raft listener accept failed; backing off");
                 let out_of_fds = matches!(e.raw_os_error(), Some(24 | 23)); // EMFILE, ENFILE
-                tokio::time::sleep(if out_of_fds { ACCEPT_BACKOFF_NO_FDS } else { ACCEPT_BACKOFF })
-                    .await;
+                tokio::time::sleep(if out_of_fds {
+                    ACCEPT_BACKOFF_NO_FDS
+                } else {
+                    ACCEPT_BACKOFF
+                })
+                .await;
                 continue;
             }
         };
@@ -70,7 +76,9 @@ pub(crate) async fn serve(
         };
         let control = control.clone();
         let paused = paused.clone();
-        connections.spawn(serve_connection(stream, peer, control, paused, ticket, limits));
+        connections.spawn(serve_connection(
+            stream, peer, control, paused, ticket, limits,
+        ));
     }
 }
 
