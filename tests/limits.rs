@@ -352,3 +352,61 @@ fn out_of_file_descriptors_the_accept_loops_back_off_instead_of_spinning() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn idle_segment_files_are_closed_past_the_budget_and_reopened_on_read() {
+    const BUDGET: usize = 32;
+    const PARTITIONS: i32 = 60;
+    const BATCHES: i64 = 4;
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(
+        &dir.path().join("data"),
+        &["--open-segment-files-max", &BUDGET.to_string()],
+    );
+    let pid = broker.pid();
+    let mut client = RawClient::connect(broker.kafka);
+    // segment.ms=1: every batch rolls a new segment, so each partition has one per batch.
+    assert_eq!(
+        client.create_topic("many", PARTITIONS, &[("segment.ms", "1")]),
+        0
+    );
+    for round in 0..BATCHES {
+        for p in 0..PARTITIONS {
+            let value = format!("partition {p} batch {round}");
+            let b = batch(&[value.as_bytes()], 1_000 + round, None);
+            assert_eq!(client.produce("many", p, b).error_code, 0);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let segments = PARTITIONS as usize * BATCHES as usize;
+    let open = procfs::fds_to(pid, "/topics/");
+    eprintln!(
+        "open files: {segments}+ segment files, {open} open (budget {BUDGET}), {} fds in all",
+        procfs::fds(pid)
+    );
+    // The active segments of idle partitions close too once synced; a few may be in use.
+    assert!(open <= BUDGET + 4, "{open} topic files open");
+    // Every batch of every partition reads back, each read reopening what it needs.
+    for p in 0..PARTITIONS {
+        let got = client.fetch("many", p, 0, 0, 1);
+        assert_eq!(got.error_code, 0);
+        let records = got.records.unwrap();
+        for round in 0..BATCHES {
+            let value = format!("partition {p} batch {round}");
+            assert!(
+                records.windows(value.len()).any(|w| w == value.as_bytes()),
+                "partition {p} lost batch {round}"
+            );
+        }
+    }
+    let open_after = procfs::fds_to(pid, "/topics/");
+    assert!(open_after <= BUDGET + 4, "{open_after} topic files open");
+    let m = scrape(&broker);
+    eprintln!(
+        "open files: after reading everything {open_after} open; closed {}, reopened {}",
+        m["cohort_segment_files_closed_total"], m["cohort_segment_files_reopened_total"]
+    );
+    assert!(m["cohort_segment_files_open"] <= (BUDGET + 4) as f64);
+    assert!(m["cohort_segment_files_closed_total"] > 0.0);
+    assert!(m["cohort_segment_files_reopened_total"] > 0.0);
+}
