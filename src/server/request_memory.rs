@@ -79,7 +79,8 @@ impl RequestMemory {
         }
     }
 
-    /// Bytes currently held by requests (for tests and metrics).
+    /// Bytes currently held by requests, counting those set aside for the frame first in line
+    /// for the pool (for tests and metrics).
     pub fn held_bytes(&self) -> usize {
         self.total_bytes
             .min(Semaphore::MAX_PERMITS)
@@ -250,7 +251,14 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiting.is_finished(), "took bytes the pool does not have");
-        assert_eq!(memory.held_bytes(), 600);
+        // The 400 bytes left are set aside for the frame first in line (tokio's semaphore is
+        // FIFO), so smaller frames cannot overtake it and starve it.
+        assert_eq!(memory.held_bytes(), 1000);
+        let c = memory.connection();
+        assert!(
+            c.try_take(100).is_none(),
+            "overtook the frame first in line"
+        );
         drop(held);
         let (len, held_then) = waiting.await.unwrap();
         assert_eq!((len, held_then), (500, 500));
