@@ -489,7 +489,9 @@ mod tests {
         good: [["--flush-ms", "1"], ["--flush-ms", "3600000"]]);
     rejects!(max_frame_bytes_is_bounded, "--max-frame-bytes",
         bad: [["--max-frame-bytes", "1023"], ["--max-frame-bytes", "2147483648"]],
-        good: [["--max-frame-bytes", "1024"], ["--max-frame-bytes", "2147483647"]]);
+        // A frame that large needs request memory for it (--queued-max-request-bytes' rule).
+        good: [["--max-frame-bytes", "1024"],
+               ["--max-frame-bytes", "2147483647", "--queued-max-request-bytes", "2147483647"]]);
     rejects!(max_connections_is_bounded, "--max-connections",
         bad: [["--max-connections", "0"], ["--max-connections", "1000001"]],
         good: [["--max-connections", "1"]]);

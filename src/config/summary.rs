@@ -7,6 +7,7 @@ use super::{BrokerConfig, ServeArgs};
 pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
     let cluster = &args.cluster;
     let group = &args.group;
+    let limits = &config.connection_limits;
     let membership = if cluster.join {
         "joining an existing cluster".to_string()
     } else if cluster.peers.is_empty() {
@@ -51,13 +52,27 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             group.offsets_retention_minutes
         ),
         format!(
-            "limits: frame {} bytes, {} connections, lag tracked for {} groups / {} partitions",
-            config.max_frame_bytes,
-            config.max_connections,
+            "limits: frame {}, {} connections (idle {} s, send {} s), request memory {}, {} \
+             segment files, lag {} groups / {} partitions",
+            size(limits.max_frame_bytes),
+            limits.max_connections,
+            limits.idle_timeout.as_secs(),
+            limits.send_timeout.as_secs(),
+            size(args.limits.queued_max_request_bytes),
+            config.open_segment_files_max,
             config.lag.groups_max,
             config.lag.partitions_max
         ),
     ]
+}
+
+/// `512 MiB` when a whole number of MiB, else bytes.
+fn size(bytes: usize) -> String {
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} B")
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +110,11 @@ mod tests {
             lines[3].contains("session timeout 6000..1800000 ms"),
             "{}",
             lines[3]
+        );
+        assert!(
+            lines[4].starts_with("limits: frame 100 MiB, 1024 connections (idle 600 s, send 30 s), request memory 512 MiB, "),
+            "{}",
+            lines[4]
         );
     }
 }
