@@ -488,8 +488,10 @@ mod tests {
         bad: [["--flush-ms", "0"], ["--flush-ms", "3600001"]],
         good: [["--flush-ms", "1"], ["--flush-ms", "3600000"]]);
     rejects!(max_frame_bytes_is_bounded, "--max-frame-bytes",
-        bad: [["--max-frame-bytes", "1023"], ["--max-frame-bytes", "2147483648"]],
-        // A frame that large needs request memory for it (--queued-max-request-bytes' rule).
+        // A frame that large needs request memory for it (--queued-max-request-bytes' rule),
+        // given here so that only this rule is broken.
+        bad: [["--max-frame-bytes", "1023"],
+              ["--max-frame-bytes", "2147483648", "--queued-max-request-bytes", "4294967296"]],
         good: [["--max-frame-bytes", "1024"],
                ["--max-frame-bytes", "2147483647", "--queued-max-request-bytes", "2147483647"]]);
     rejects!(max_connections_is_bounded, "--max-connections",
