@@ -195,7 +195,7 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
             1..=PERIOD_MS_MAX,
             |a: &ServeArgs| a.retention_check_ms,
         ),
-        // --- what clients can make the broker hold (docs/decisions/0110-resource-limits.md) ---
+        // --- what clients can make the broker hold (docs/decisions/0111-resource-limits.md) ---
         Rule::new(
             "--queued-max-request-bytes-per-connection",
             "at least --max-frame-bytes (one largest request must fit)",

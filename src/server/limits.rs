@@ -1,7 +1,7 @@
 //! The resource-limit flags of `cohort serve` (their rules are in `config::rules`): request memory, idle and
 //! send timeouts of client connections, open segment files, the ListOffsets decompression
 //! budget, and the Raft peer port. README "Limits" lists them for operators;
-//! docs/decisions/0110-resource-limits.md says why each default is what it is.
+//! docs/decisions/0111-resource-limits.md says why each default is what it is.
 
 use std::time::Duration;
 
