@@ -151,6 +151,8 @@ pub fn coordinator_error_code(kind: coordinator::ErrorKind) -> ErrorCode {
         K::UnsupportedAssignor => ErrorCode::UnsupportedAssignor,
         K::StaleMemberEpoch => ErrorCode::StaleMemberEpoch,
         K::InvalidRegularExpression => ErrorCode::InvalidRegularExpression,
+        // Cohort's count limits: non-retriable, so clients surface them (decision 0113).
+        K::GroupsMaxReached | K::OffsetsPerGroupMaxReached => ErrorCode::PolicyViolation,
     }
 }
 
@@ -355,6 +357,8 @@ mod tests {
             (K::FencedInstanceId, 82),
             (K::GroupMaxSizeReached, 81),
             (K::GroupSubscribedToTopic, 86),
+            (K::GroupsMaxReached, 44),
+            (K::OffsetsPerGroupMaxReached, 44),
         ];
         for (kind, code) in cases {
             assert_eq!(coordinator_error_code(kind).code(), code, "{kind:?}");

@@ -1,7 +1,7 @@
 //! Each limit of the Kafka port reached over real sockets, against the real binary as a child
 //! process: the limit bites (a counter, a log line, a closed connection or a request that
 //! waits), everyone else keeps being served, and the broker's memory and file descriptors,
-//! read from `/proc/<pid>`, stay bounded.
+//! read from `/proc/<pid>`, stay bounded. The group count limits are met by a real client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -15,7 +15,7 @@ use common::metrics::scrape;
 use common::procfs::{self, mib};
 use common::raw::batches::batch;
 use common::raw::RawClient;
-use common::Cohort;
+use common::{python_script, Cohort};
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{ApiKey, FetchRequest, ProduceRequest, RequestKind, TopicName};
@@ -409,4 +409,72 @@ fn idle_segment_files_are_closed_past_the_budget_and_reopened_on_read() {
     assert!(m["cohort_segment_files_open"] <= (BUDGET + 4) as f64);
     assert!(m["cohort_segment_files_closed_total"] > 0.0);
     assert!(m["cohort_segment_files_reopened_total"] > 0.0);
+}
+
+/// `--groups-max` and `--offsets-per-group-max` as librdkafka meets them: POLICY_VIOLATION on
+/// the commit that would create a group or a group's offset past its limit and on the
+/// JoinGroup of a new group (handed to the application by poll()), while the groups and
+/// offsets that exist keep being served; each refusal counted, the log told.
+#[test]
+fn group_count_limits_answer_policy_violation_to_librdkafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(
+        &dir.path().join("data"),
+        &[
+            "--groups-max",
+            "2",
+            "--offsets-per-group-max",
+            "2",
+            "--group-initial-rebalance-delay-ms",
+            "0",
+        ],
+    );
+    let mut admin = RawClient::connect(broker.kafka);
+    assert_eq!(admin.create_topic("counted", 3, &[]), 0);
+    let started = Instant::now();
+    let out = python_script(
+        "group_count_limits.py",
+        &[&broker.bootstrap(), "counted"],
+        Duration::from_secs(60),
+    );
+    eprintln!("group_count_limits.py: {:?}", started.elapsed());
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: stdout {} stderr {}\nlog:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            broker.log()
+        )
+    });
+    let expected = serde_json::json!({
+        "g1_two_offsets": "",
+        "g1_third_offset": "POLICY_VIOLATION",
+        "g1_update_at_limit": "",
+        "g2_first": "",
+        "g3_commit": "POLICY_VIOLATION",
+        "g4_subscribe": "POLICY_VIOLATION",
+        "g4_fatal": false,
+    });
+    assert_eq!(got, expected, "log:\n{}", broker.log());
+    assert!(
+        metric(
+            &broker,
+            "cohort_group_limit_refusals_total{limit=\"groups\"}"
+        ) >= 2.0,
+        "the commit and the join of a third group are counted"
+    );
+    assert_eq!(
+        metric(
+            &broker,
+            "cohort_group_limit_refusals_total{limit=\"offsets_per_group\"}"
+        ),
+        1.0
+    );
+    let log = broker.log();
+    assert!(count(&log, "--groups-max reached") >= 1, "log:\n{log}");
+    assert_eq!(
+        count(&log, "--offsets-per-group-max reached"),
+        1,
+        "log:\n{log}"
+    );
 }

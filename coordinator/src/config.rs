@@ -43,6 +43,15 @@ pub struct Config {
     pub member_metadata_max_bytes: usize,
     /// Most bytes of assignment the leader may give one member.
     pub member_assignment_max_bytes: usize,
+    /// Most groups the replicated state holds, of every kind (classic, consumer, offsets
+    /// only): a JoinGroup, ConsumerGroupHeartbeat or OffsetCommit that would create one more
+    /// gets POLICY_VIOLATION. Kafka has no such count; every group costs memory on every
+    /// replica and bytes in every snapshot.
+    pub groups_max: usize,
+    /// Most committed offsets (topic-partitions) one group holds: a commit to a partition
+    /// the group has none for, once it holds this many, gets POLICY_VIOLATION for that
+    /// partition (commits to partitions it already holds are never refused).
+    pub offsets_per_group_max: usize,
     /// Most bytes of one group's record value: a join that would grow the group past it gets
     /// GROUP_MAX_SIZE_REACHED, an assignment that would gets INVALID_REQUEST. Keeps every
     /// record well under the log's and snapshot's 16 MiB record limit.
@@ -72,6 +81,12 @@ pub struct Config {
     pub consumer_inline_assignment_max_cost: usize,
 }
 
+/// About 100 MB of index on every replica for simple groups (~80-100 B each,
+/// BENCHMARKS.md `index_memory`).
+pub const GROUPS_MAX_DEFAULT: usize = 1_000_000;
+/// Ten times a 10,000-partition consumer; ~8 MB of index for a group that reaches it.
+pub const OFFSETS_PER_GROUP_MAX_DEFAULT: usize = 100_000;
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -91,6 +106,8 @@ impl Default for Config {
             member_metadata_max_bytes: 256 * 1024,
             member_assignment_max_bytes: 1024 * 1024,
             group_record_max_bytes: 8 * 1024 * 1024,
+            groups_max: GROUPS_MAX_DEFAULT,
+            offsets_per_group_max: OFFSETS_PER_GROUP_MAX_DEFAULT,
             consumer_session_timeout_ms: 45_000,
             consumer_session_timeout_min_ms: 45_000,
             consumer_session_timeout_max_ms: 60_000,

@@ -57,6 +57,13 @@ pub enum ErrorKind {
     StaleMemberEpoch,
     /// INVALID_REGULAR_EXPRESSION (128)
     InvalidRegularExpression,
+    /// POLICY_VIOLATION (44): the request would create a group past `Config::groups_max`.
+    /// Non-retriable in every client, so it reaches the application instead of being retried
+    /// in silence (decision 0113).
+    GroupsMaxReached,
+    /// POLICY_VIOLATION (44): the commit would give the group an offset past
+    /// `Config::offsets_per_group_max`.
+    OffsetsPerGroupMaxReached,
 }
 
 /// Which kind of parked request a member reply completes. A member has at most one parked

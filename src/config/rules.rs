@@ -32,6 +32,11 @@ pub const OFFSETS_RETENTION_MINUTES_MAX: i64 = 100 * 365 * 24 * 60;
 /// Largest `--offset-metadata-max-bytes`: each committed offset may carry this much, in the
 /// replicated state and every snapshot.
 pub const OFFSET_METADATA_MAX_BYTES_MAX: usize = 1024 * 1024;
+/// Largest `--groups-max`: a hundred times the default, ~10 GB of index on every replica.
+pub const GROUPS_MAX_MAX: usize = 100_000_000;
+/// Largest `--offsets-per-group-max`: a hundred times the default (one group's offsets are
+/// read whole by an all-topics OffsetFetch and a DeleteGroups).
+pub const OFFSETS_PER_GROUP_MAX_MAX: usize = 10_000_000;
 /// Longest initial rebalance delay: five minutes (Kafka's default is 3 s).
 pub const INITIAL_REBALANCE_DELAY_MS_MAX: i32 = 300_000;
 
@@ -377,6 +382,16 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
             0..=OFFSET_METADATA_MAX_BYTES_MAX,
             |a: &ServeArgs| a.group.offset_metadata_max_bytes,
         ),
+        // Cohort's count limits (docs/decisions/0113-group-count-limits.md): 0 would refuse
+        // every group; the ceilings are a hundred times the defaults.
+        Rule::range("--groups-max", 1..=GROUPS_MAX_MAX, |a: &ServeArgs| {
+            a.group.groups_max
+        }),
+        Rule::range(
+            "--offsets-per-group-max",
+            1..=OFFSETS_PER_GROUP_MAX_MAX,
+            |a: &ServeArgs| a.group.offsets_per_group_max,
+        ),
     ]
 }
 
@@ -604,6 +619,12 @@ mod tests {
         bad: [["--offsets-retention-check-interval-ms", "0"],
               ["--offsets-retention-check-interval-ms", "604800001"]],
         good: [["--offsets-retention-check-interval-ms", "1"]]);
+    rejects!(groups_max_is_bounded, "--groups-max",
+        bad: [["--groups-max", "0"], ["--groups-max", "100000001"]],
+        good: [["--groups-max", "1"], ["--groups-max", "100000000"]]);
+    rejects!(offsets_per_group_max_is_bounded, "--offsets-per-group-max",
+        bad: [["--offsets-per-group-max", "0"], ["--offsets-per-group-max", "10000001"]],
+        good: [["--offsets-per-group-max", "1"], ["--offsets-per-group-max", "10000000"]]);
     rejects!(offset_metadata_max_bytes_is_bounded, "--offset-metadata-max-bytes",
         bad: [["--offset-metadata-max-bytes", "1048577"]],
         good: [["--offset-metadata-max-bytes", "0"], ["--offset-metadata-max-bytes", "1048576"]]);

@@ -44,12 +44,14 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
         ),
         format!(
             "groups: session timeout {}..{} ms, initial rebalance delay {} ms, max size {}, \
-             offsets kept {} min",
+             offsets kept {} min, max {} groups of {} offsets",
             group.group_min_session_timeout_ms,
             group.group_max_session_timeout_ms,
             group.group_initial_rebalance_delay_ms,
             group.group_max_size,
-            group.offsets_retention_minutes
+            group.offsets_retention_minutes,
+            group.groups_max,
+            group.offsets_per_group_max
         ),
         format!(
             "limits: frame {}, {} connections (idle {} s, send {} s), request memory {}, {} \

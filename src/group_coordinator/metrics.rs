@@ -24,3 +24,7 @@ pub const GROUP_COORDINATOR_ACTIVE: &str = "cohort_group_coordinator_active";
 /// Group requests the Raft leader refused (NOT_COORDINATOR) because no quorum acknowledged it
 /// within its lease: it may be cut off, and another node may lead already.
 pub const GROUP_LEASE_REFUSALS_TOTAL: &str = "cohort_group_lease_refusals_total";
+/// Group answers refused by a count limit, by `limit` (`groups`: a request that would create a
+/// group past `--groups-max`; `offsets_per_group`: one per partition refused by
+/// `--offsets-per-group-max`).
+pub const GROUP_LIMIT_REFUSALS_TOTAL: &str = "cohort_group_limit_refusals_total";

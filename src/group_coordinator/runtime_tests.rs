@@ -102,6 +102,8 @@ async fn start_node(
         offsets_retention_minutes: 10_080,
         offsets_retention_check_interval_ms: 600_000,
         offset_metadata_max_bytes: 4096,
+        groups_max: coordinator::config::GROUPS_MAX_DEFAULT,
+        offsets_per_group_max: coordinator::config::OFFSETS_PER_GROUP_MAX_DEFAULT,
     };
     let (tx, held) = mpsc::unbounded_channel();
     let (commits_tx, commits) = mpsc::unbounded_channel();

@@ -19,8 +19,12 @@ pub fn groups(ctx: &RequestContext) -> Result<&Arc<GroupCoordinator>, GroupError
         .ok_or_else(|| GroupError::NotAvailable("this broker runs no group coordinator".into()))
 }
 
-/// The wire code of a domain answer, counted in the error metrics.
+/// The wire code of a domain answer, counted in the error metrics (and a count-limit refusal
+/// in its own, `group_limits`).
 pub fn domain_code(ctx: &RequestContext, error: Option<ErrorKind>) -> i16 {
+    if let Some(kind) = error {
+        super::group_limits::note(kind);
+    }
     ctx.error(error.map_or(ErrorCode::None, coordinator_error_code))
 }
 

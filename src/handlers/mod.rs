@@ -24,6 +24,7 @@ pub mod describe_groups;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod group_common;
+pub mod group_limits;
 pub mod heartbeat;
 pub mod init_producer_id;
 pub mod join_group;

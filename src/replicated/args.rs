@@ -76,6 +76,14 @@ pub struct GroupArgs {
     /// `offset.metadata.max.bytes`.
     #[arg(long, default_value_t = 4_096)]
     pub offset_metadata_max_bytes: usize,
+    /// Most groups the replicated state holds (classic, consumer or offsets only); a request
+    /// that would create one more gets POLICY_VIOLATION. Cohort's own: Kafka has no such count.
+    #[arg(long, default_value_t = coordinator::config::GROUPS_MAX_DEFAULT)]
+    pub groups_max: usize,
+    /// Most committed offsets (topic-partitions) one group holds; a commit adding one more
+    /// gets POLICY_VIOLATION for that partition. Cohort's own: Kafka has no such count.
+    #[arg(long, default_value_t = coordinator::config::OFFSETS_PER_GROUP_MAX_DEFAULT)]
+    pub offsets_per_group_max: usize,
 }
 
 impl GroupArgs {
@@ -88,6 +96,8 @@ impl GroupArgs {
             offsets_retention_ms: self.offsets_retention_minutes.saturating_mul(60_000),
             offsets_retention_check_interval_ms: self.offsets_retention_check_interval_ms.max(1),
             offset_metadata_max_bytes: self.offset_metadata_max_bytes,
+            groups_max: self.groups_max,
+            offsets_per_group_max: self.offsets_per_group_max,
             ..coordinator::Config::default()
         }
     }

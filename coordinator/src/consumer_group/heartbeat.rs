@@ -11,6 +11,7 @@
 //! | UNSUPPORTED_ASSIGNOR (112)   | a server assignor Cohort does not have                            |
 //! | GROUP_ID_NOT_FOUND (69)      | epoch ≠ 0 and no such group; a classic group with members (no online upgrade) |
 //! | GROUP_MAX_SIZE_REACHED (81)  | a new member and `group.consumer.max.size` members already       |
+//! | POLICY_VIOLATION (44)        | a new group and `Config::groups_max` groups already (Cohort's count limit) |
 //! | UNKNOWN_MEMBER_ID (25)       | epoch ≠ 0 and no such member; an unknown instance id              |
 //! | FENCED_INSTANCE_ID (82)      | the instance id belongs to another member id                      |
 //! | UNRELEASED_INSTANCE_ID (111) | epoch 0 with an instance id still held by a member that did not leave with −2 |
@@ -52,6 +53,15 @@ fn fail(error: Failure) -> Outcome {
     Outcome::reply(Reply::ConsumerGroupHeartbeat(
         ConsumerHeartbeatResponse::error(error.0, error.1),
     ))
+}
+
+/// What the client reads (Java puts it in the PolicyViolationException): which limit, so
+/// that an operator is not sent looking at the group's members.
+fn groups_max_message(max: usize) -> String {
+    format!(
+        "This broker already holds its maximum of {max} groups (--groups-max); no new group \
+         can be created."
+    )
 }
 
 /// Java's `String.trim().isEmpty()` on a value that is set.
@@ -324,6 +334,11 @@ fn join_or_heartbeat(
                         value: None,
                     });
                 }
+            } else if groups.would_pass_groups_max(c.group_id.as_str(), config.groups_max) {
+                return Err((
+                    ErrorKind::GroupsMaxReached,
+                    groups_max_message(config.groups_max),
+                ));
             }
             None
         }

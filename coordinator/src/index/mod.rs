@@ -129,6 +129,25 @@ impl GroupIndex {
         self.table.len()
     }
 
+    /// Whether a write that creates `group_id` would hold more than `max` groups
+    /// (`Config::groups_max`). A group that exists in any form (classic, consumer, offsets
+    /// only) never does: the limit refuses new groups, never the work of existing ones.
+    pub(crate) fn would_pass_groups_max(&self, group_id: &str, max: usize) -> bool {
+        self.table.get(group_id).is_none() && self.group_count() >= max
+    }
+
+    /// Whether the group holds a committed offset for the partition.
+    pub(crate) fn has_offset(
+        &self,
+        group_id: &str,
+        topic: &str,
+        partition: PartitionIndex,
+    ) -> bool {
+        self.table
+            .get(group_id)
+            .is_some_and(|e| e.offsets.contains(&self.topics, topic, partition))
+    }
+
     pub(crate) fn offset_count(&self) -> usize {
         self.table.values().map(|e| e.offsets.len()).sum()
     }

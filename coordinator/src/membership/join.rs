@@ -43,6 +43,9 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &JoinGroup) -> Out
         Some(group) => group.into_owned(),
         // A known member id for a group that does not exist: Kafka answers UNKNOWN_MEMBER_ID.
         None if !is_unknown_member => return fail(ErrorKind::UnknownMemberId),
+        None if groups.would_pass_groups_max(c.group_id.as_str(), config.groups_max) => {
+            return fail(ErrorKind::GroupsMaxReached)
+        }
         None => ClassicGroup::new(c.now_ms),
     };
     let mut group = start.clone();

@@ -13,17 +13,22 @@
 //! Per partition: an unknown topic or partition (checked by the binary, before the group, as
 //! KafkaApis does) is UNKNOWN_TOPIC_OR_PARTITION; otherwise the group's error if any; then
 //! metadata over `offset.metadata.max.bytes` is OFFSET_METADATA_TOO_LARGE.
+//!
+//! Cohort's count limits (POLICY_VIOLATION, decision 0113): a commit that would create a group
+//! past `Config::groups_max` fails as a group error; a partition that would give the group an
+//! offset past `Config::offsets_per_group_max` fails alone, after the checks above.
 
 use crate::command::CommitOffsets;
 use crate::config::Config;
 use crate::group::Effects;
 use crate::group::GroupState;
-use crate::ids::MemberId;
+use crate::ids::{GroupId, MemberId, PartitionIndex};
 use crate::index::GroupIndex;
 use crate::outcome::Outcome;
 use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::Record;
 use crate::reply::{CommitResponse, ErrorKind, Reply};
+use std::collections::BTreeSet;
 
 /// From v9 a commit to an unknown group says so.
 const GROUP_ID_NOT_FOUND_MIN_VERSION: i16 = 9;
@@ -49,6 +54,10 @@ fn validate(
     }
     let Some(group) = groups.classic_group(&c.group_id) else {
         if c.generation.0 < 0 {
+            // The commit creates a simple group.
+            if groups.would_pass_groups_max(c.group_id.as_str(), config.groups_max) {
+                return Err(ErrorKind::GroupsMaxReached);
+            }
             return Ok(None);
         }
         return Err(if c.api_version.0 >= GROUP_ID_NOT_FOUND_MIN_VERSION {
@@ -75,6 +84,43 @@ fn validate(
     }
 }
 
+/// The group's offset count as this commit grows it, against `Config::offsets_per_group_max`:
+/// only a partition the group holds no offset for (and this commit did not already add)
+/// counts, so a group at its limit can still move every offset it has.
+struct OffsetCount<'a> {
+    groups: &'a GroupIndex,
+    group_id: &'a str,
+    held: usize,
+    added: BTreeSet<(&'a str, PartitionIndex)>,
+    max: usize,
+}
+
+impl<'a> OffsetCount<'a> {
+    fn new(config: &Config, groups: &'a GroupIndex, group_id: &'a GroupId) -> Self {
+        OffsetCount {
+            groups,
+            group_id: group_id.as_str(),
+            held: groups.group_offsets(group_id).map_or(0, |o| o.len()),
+            added: BTreeSet::new(),
+            max: config.offsets_per_group_max,
+        }
+    }
+
+    /// Whether the group may hold an offset for the partition; counts it if new.
+    fn admit(&mut self, topic: &'a str, partition: PartitionIndex) -> bool {
+        if self.added.contains(&(topic, partition))
+            || self.groups.has_offset(self.group_id, topic, partition)
+        {
+            return true;
+        }
+        if self.held.saturating_add(self.added.len()) >= self.max {
+            return false;
+        }
+        self.added.insert((topic, partition));
+        true
+    }
+}
+
 /// UTF-16 units, as Java's `String.length()` counts them for `offset.metadata.max.bytes`.
 fn metadata_len(metadata: &str) -> usize {
     metadata.encode_utf16().count()
@@ -95,6 +141,7 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &CommitOffsets) ->
         (c.retention_time_ms != -1).then(|| c.now_ms.plus_ms(c.retention_time_ms));
 
     let mut records = Vec::new();
+    let mut count = OffsetCount::new(config, groups, &c.group_id);
     let mut topics = Vec::with_capacity(c.topics.len());
     for topic in &c.topics {
         let mut partitions = Vec::with_capacity(topic.partitions.len());
@@ -108,6 +155,8 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &CommitOffsets) ->
                 Some(*error)
             } else if metadata_len(metadata) > config.offset_metadata_max_bytes {
                 Some(ErrorKind::OffsetMetadataTooLarge)
+            } else if !count.admit(topic.name.as_str(), p.partition) {
+                Some(ErrorKind::OffsetsPerGroupMaxReached)
             } else {
                 records.push(Record::OffsetCommit {
                     group_id: c.group_id.clone(),
