@@ -207,3 +207,42 @@ fn a_killed_librdkafka_consumer_costs_only_its_uncommitted_records() {
     });
     assert_eq!(got, expected, "log:\n{}", b.log());
 }
+
+/// KIP-848 end to end over TCP: librdkafka with `group.protocol=consumer` is assigned by the
+/// broker (ConsumerGroupHeartbeat), commits with its member epoch (OffsetCommit v9), fetches
+/// (OffsetFetch v9); the AdminClient lists by type (ListGroups v5) and describes the group
+/// (ConsumerGroupDescribe); a second consumer resumes exactly where the first committed.
+#[test]
+fn a_librdkafka_consumer_protocol_group_is_assigned_by_the_broker_and_resumes_from_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = python_script(
+        "groups_consumer_protocol.py",
+        &[&b.bootstrap()],
+        Duration::from_secs(120),
+    );
+    let got = parse(&out, &b);
+    let log = || b.log();
+    assert_eq!(got["errors"], json!([]), "{got}\nlog:\n{}", log());
+    assert_eq!(got["c1_assignment"], json!([0, 1, 2]), "{got}");
+    assert_eq!(got["committed_first"], json!(150), "{got}\nlog:\n{}", log());
+    assert_eq!(
+        got["listed_consumer"],
+        json!([["kip848-group", "CONSUMER"]]),
+        "{got}"
+    );
+    assert_eq!(got["listed_classic"], json!([]), "{got}");
+    assert_eq!(
+        got["described"],
+        json!(["STABLE", "CONSUMER", ["c1"], [0, 1, 2]]),
+        "{got}"
+    );
+    assert_eq!(got["c2_assignment"], json!([0, 1, 2]), "{got}");
+    assert_eq!(got["consumed"], json!(300), "{got}\nlog:\n{}", log());
+    assert_eq!(got["distinct"], json!(300), "{got}");
+    assert_eq!(
+        got["committed_end"],
+        json!([[0, 100], [1, 100], [2, 100]]),
+        "{got}"
+    );
+}

@@ -131,6 +131,17 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 5,
     },
+    // The consumer group protocol (KIP-848): v1 adds SubscribedTopicRegex and the member type.
+    ApiRange {
+        key: ApiKey::ConsumerGroupHeartbeat,
+        min: 0,
+        max: 1,
+    },
+    ApiRange {
+        key: ApiKey::ConsumerGroupDescribe,
+        min: 0,
+        max: 1,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -165,6 +176,8 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::OffsetDelete => OffsetDeleteRequest::VERSIONS,
         ApiKey::DescribeCluster => DescribeClusterRequest::VERSIONS,
         ApiKey::DescribeConfigs => DescribeConfigsRequest::VERSIONS,
+        ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
+        ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,
     })
 }

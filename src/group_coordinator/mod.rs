@@ -33,7 +33,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use coordinator::{
-    ErrorKind, Generation, JoinResponse, MemberId, ReadCommand, Reply, SyncResponse, WriteCommand,
+    ErrorKind, Generation, HeartbeatPath, JoinResponse, MemberId, ReadCommand, Reply, SyncResponse,
+    WriteCommand,
 };
 use raft_meta::cohort_app::{Body, CohortApp, Effect, EffectSink, Envelope, RequestToken};
 use raft_meta::{LeaderInfo, MetaNode};
@@ -78,6 +79,7 @@ fn session_member(command: &WriteCommand) -> Option<member_writes::Member> {
         WriteCommand::CommitOffsets(c) => (&c.group_id, &c.member_id),
         WriteCommand::JoinGroup(c) => (&c.group_id, &c.member_id),
         WriteCommand::SyncGroup(c) => (&c.group_id, &c.member_id),
+        WriteCommand::ConsumerGroupHeartbeat(c) => (&c.group_id, &c.member_id),
         WriteCommand::LeaveGroup(c) => match c.members.as_slice() {
             [one] => (&c.group_id, &one.member_id),
             _ => return None,
@@ -494,6 +496,31 @@ impl GroupCoordinator {
             .send(RuntimeMsg::Heartbeat { command, responder })
             .map_err(|_| GroupError::NotCoordinator)?;
         answer.await.unwrap_or(Err(GroupError::NotCoordinator))
+    }
+
+    /// Answers a ConsumerGroupHeartbeat (KIP-848). One that changes nothing but the member's
+    /// session is answered from applied state and only re-arms the session timer; any other
+    /// is replicated and answered from its applied outcome. A session that fires while such
+    /// a heartbeat is answered fences the member, which rejoins (as after a missed session).
+    pub async fn consumer_heartbeat(
+        &self,
+        command: coordinator::ConsumerGroupHeartbeat,
+    ) -> Result<Reply, GroupError> {
+        self.check_active()?;
+        let path = self
+            .node
+            .read_local(|a| a.app.coordinator().consumer_heartbeat(command));
+        match path {
+            HeartbeatPath::Answered(outcome) => {
+                if !outcome.timers.is_empty() {
+                    self.tx
+                        .send(RuntimeMsg::ArmTimers(outcome.timers))
+                        .map_err(|_| GroupError::NotCoordinator)?;
+                }
+                Ok(outcome.reply)
+            }
+            HeartbeatPath::Write(command) => self.write(command).await,
+        }
     }
 
     /// Answers OffsetFetch, DescribeGroups and ListGroups from the leader's applied state.

@@ -32,8 +32,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use coordinator::{
-    ErrorKind, GroupId, MemberId, Outcome, ParkedKind, ReadCommand, Reply, TimerKey, TimerOp,
-    WriteCommand,
+    AssignmentNeeded, ErrorKind, GroupId, MemberId, Outcome, ParkedKind, ReadCommand, Reply,
+    TimerKey, TimerOp, WriteCommand,
 };
 use raft_meta::cohort_app::{Body, CohortApp, Effect, Envelope, RequestToken, TopicMeta};
 use raft_meta::{MetaNode, WriteError};
@@ -75,6 +75,11 @@ pub(crate) enum RuntimeMsg {
         member_id: MemberId,
         ready: oneshot::Sender<MemberReady>,
     },
+    /// A consumer heartbeat answered from applied state: its member's session moves.
+    ArmTimers(Vec<TimerOp>),
+    /// A consumer group's off-path assignment was not committed: run it again on the state
+    /// as it is now (if this node still leads).
+    RunAssignment(GroupId),
     /// A background command tagged `token` was not committed.
     WriteFailed {
         token: RequestToken,
@@ -129,6 +134,9 @@ pub struct TopicsChanged {
     /// before it (see [`super::GroupCoordinator::topic_events_handled`]).
     pub mark: Option<Arc<tokio::sync::Notify>>,
 }
+
+/// How long an off-path assignment that was not committed waits before it runs again.
+const ASSIGNMENT_RETRY: Duration = Duration::from_millis(200);
 
 /// How often a new leader checks whether it has applied what was committed before it led.
 const LOAD_POLL: Duration = Duration::from_millis(20);
@@ -291,6 +299,10 @@ impl Runtime {
         for op in timers {
             self.timers.apply(op);
         }
+        // The previous leader's assignor runs died with it.
+        let behind = self
+            .node
+            .read_local(|a| a.app.coordinator().assignments_to_run());
         tracing::info!(
             term,
             timers = self.timers.len(),
@@ -299,6 +311,7 @@ impl Runtime {
         );
         self.start_lag_export();
         self.set_role(Role::Active);
+        self.run_assignments(behind.into_iter().map(|a: AssignmentNeeded| a.group_id));
         if !has_cluster_id {
             let cluster_id = new_cluster_id();
             self.submit_background(None, Body::InitCluster { cluster_id });
@@ -416,6 +429,16 @@ impl Runtime {
                             let _ = ready.send(MemberReady::AnswerExpired);
                         }
                     }
+                }
+            }
+            RuntimeMsg::ArmTimers(timers) => {
+                if *self.role_tx.borrow() == Role::Active {
+                    self.apply_timers(timers);
+                }
+            }
+            RuntimeMsg::RunAssignment(group_id) => {
+                if *self.role_tx.borrow() == Role::Active {
+                    self.run_assignments([group_id]);
                 }
             }
             RuntimeMsg::WriteFailed { token, error } => self.on_write_failed(token, &error),
@@ -579,14 +602,12 @@ impl Runtime {
     }
 
     fn on_outcome(&mut self, origin: Option<RequestToken>, outcome: Outcome) {
-        // `assignments` (consumer groups to assign off the request path) has no taker yet:
-        // nothing advertises ConsumerGroupHeartbeat, so no consumer group can exist.
         let Outcome {
             reply,
             member_replies,
             timers,
             records,
-            assignments: _,
+            assignments,
         } = outcome;
         if tracing::enabled!(tracing::Level::DEBUG) {
             for (group, state) in records.iter().filter_map(trace::group_record) {
@@ -655,6 +676,12 @@ impl Runtime {
                 }
             }
         }
+        self.apply_timers(timers);
+        self.run_assignments(assignments.into_iter().map(|a| a.group_id));
+    }
+
+    /// Arms or cancels timers, releasing the requests that waited on a timer that moved.
+    fn apply_timers(&mut self, timers: Vec<TimerOp>) {
         for op in timers {
             let key = match &op {
                 TimerOp::Set { key, .. } | TimerOp::Cancel { key } => key.clone(),
@@ -662,6 +689,52 @@ impl Runtime {
             self.timers.apply(op);
             let waiters = self.fired.moved(&key);
             self.answer_all(waiters);
+        }
+    }
+
+    /// Runs the assignor of each consumer group too large to assign inline, off the runtime
+    /// (a blocking thread), and submits the result; `decide` installs it only if the group is
+    /// still at the epoch it was computed for. A run that is not committed is taken again
+    /// from the state of the moment; a new leader runs what is left (`activate`).
+    /// The job is taken from the state as it is now, whatever epoch asked for it.
+    fn run_assignments(&self, groups: impl IntoIterator<Item = GroupId>) {
+        for group_id in groups {
+            let Some(job) = self
+                .node
+                .read_local(|a| a.app.coordinator().assignment_job(&group_id))
+            else {
+                continue;
+            };
+            let writes = self.background_writes.clone();
+            let to_self = self.to_self.clone();
+            tokio::spawn(async move {
+                let install = match tokio::task::spawn_blocking(move || {
+                    job.run(crate::clock::now())
+                })
+                .await
+                {
+                    Ok(install) => install,
+                    Err(e) => {
+                        tracing::error!(group = group_id.as_str(), error = %e, "assignor run failed");
+                        return;
+                    }
+                };
+                tracing::debug!(
+                    group = group_id.as_str(),
+                    epoch = install.epoch,
+                    members = install.members.len(),
+                    "off-path assignment computed"
+                );
+                let body = Body::Group(WriteCommand::InstallTargetAssignment(install));
+                if let Err(error) = writes(Envelope { origin: None, body }.encode()).await {
+                    tracing::debug!(group = group_id.as_str(), error = %error,
+                        "off-path assignment not committed; run again");
+                    tokio::time::sleep(ASSIGNMENT_RETRY).await;
+                    if let Some(tx) = to_self.upgrade() {
+                        let _ = tx.send(RuntimeMsg::RunAssignment(group_id));
+                    }
+                }
+            });
         }
     }
 

@@ -38,7 +38,7 @@ pub async fn handle(ctx: &RequestContext, req: ListGroupsRequest) -> ListGroupsR
                             g.group_id.into_string(),
                         )))
                         .with_protocol_type(str_bytes(g.protocol_type))
-                        .with_group_state(str_bytes(g.state.as_str()))
+                        .with_group_state(str_bytes(g.state_name))
                         .with_group_type(str_bytes(g.group_type))
                 })
                 .collect(),

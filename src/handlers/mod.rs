@@ -17,6 +17,8 @@ use protocol::ErrorCode;
 use crate::broker::Broker;
 
 pub mod api_versions;
+pub mod consumer_group_describe;
+pub mod consumer_group_heartbeat;
 pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_topics;
@@ -145,6 +147,12 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::DescribeGroups(r) => {
             ResponseKind::DescribeGroups(describe_groups::handle(ctx, r).await)
         }
+        RequestKind::ConsumerGroupHeartbeat(r) => {
+            ResponseKind::ConsumerGroupHeartbeat(consumer_group_heartbeat::handle(ctx, r).await)
+        }
+        RequestKind::ConsumerGroupDescribe(r) => {
+            ResponseKind::ConsumerGroupDescribe(consumer_group_describe::handle(ctx, r).await)
+        }
         // `decode_request` only yields APIs listed in `protocol::SUPPORTED_APIS`, and each of
         // them has an arm above; `dispatch_covers_every_served_api` holds that invariant.
         _ => return Err(NotServed(api_name(ctx.api_key))),
@@ -174,6 +182,8 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::InitProducerId => "InitProducerId",
         ApiKey::DeleteGroups => "DeleteGroups",
         ApiKey::OffsetDelete => "OffsetDelete",
+        ApiKey::ConsumerGroupHeartbeat => "ConsumerGroupHeartbeat",
+        ApiKey::ConsumerGroupDescribe => "ConsumerGroupDescribe",
         _ => "Other",
     }
 }
@@ -290,6 +300,12 @@ pub(crate) mod test_support {
             ApiKey::DeleteGroups => RequestKind::DeleteGroups(DeleteGroupsRequest::default()),
             ApiKey::ListGroups => RequestKind::ListGroups(ListGroupsRequest::default()),
             ApiKey::DescribeGroups => RequestKind::DescribeGroups(DescribeGroupsRequest::default()),
+            ApiKey::ConsumerGroupHeartbeat => {
+                RequestKind::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest::default())
+            }
+            ApiKey::ConsumerGroupDescribe => {
+                RequestKind::ConsumerGroupDescribe(ConsumerGroupDescribeRequest::default())
+            }
             other => panic!("add a default request for {other:?}"),
         }
     }
