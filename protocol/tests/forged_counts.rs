@@ -197,6 +197,10 @@ impl DefaultFor for RequestKind {
             ApiKey::DeleteRecords => RequestKind::DeleteRecords(Default::default()),
             ApiKey::DescribeCluster => RequestKind::DescribeCluster(Default::default()),
             ApiKey::OffsetForLeaderEpoch => RequestKind::OffsetForLeaderEpoch(Default::default()),
+            ApiKey::ConsumerGroupHeartbeat => {
+                RequestKind::ConsumerGroupHeartbeat(Default::default())
+            }
+            ApiKey::ConsumerGroupDescribe => RequestKind::ConsumerGroupDescribe(Default::default()),
             other => panic!("served API {other:?} has no default here: add it"),
         }
     }

@@ -615,6 +615,30 @@ fn group_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
             }
             RequestKind::DescribeGroups(r)
         }
+        ApiKey::ConsumerGroupHeartbeat => {
+            let owned = consumer_group_heartbeat_request::TopicPartitions::default()
+                .with_topic_id(uuid(7))
+                .with_partitions(vec![0, 2]);
+            let mut r = ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(gid())
+                .with_member_id(s("m-1"))
+                .with_member_epoch(4)
+                .with_instance_id(Some(s("instance-1")))
+                .with_rack_id(Some(s("rack-a")))
+                .with_rebalance_timeout_ms(30_000)
+                .with_subscribed_topic_names(Some(vec![topic("orders")]))
+                .with_server_assignor(Some(s("uniform")))
+                .with_topic_partitions(Some(vec![owned]));
+            if v >= 1 {
+                r = r.with_subscribed_topic_regex(Some(s("orders-.*")));
+            }
+            RequestKind::ConsumerGroupHeartbeat(r)
+        }
+        ApiKey::ConsumerGroupDescribe => RequestKind::ConsumerGroupDescribe(
+            ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![gid(), GroupId(s("audit"))])
+                .with_include_authorized_operations(true),
+        ),
         _ => return None,
     })
 }
@@ -832,6 +856,64 @@ fn group_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
                 r = r.with_throttle_time_ms(0);
             }
             ResponseKind::DescribeGroups(r)
+        }
+        ApiKey::ConsumerGroupHeartbeat => ResponseKind::ConsumerGroupHeartbeat(
+            ConsumerGroupHeartbeatResponse::default()
+                .with_throttle_time_ms(0)
+                .with_error_code(0)
+                .with_error_message(None)
+                .with_member_id(Some(s("m-1")))
+                .with_member_epoch(5)
+                .with_heartbeat_interval_ms(5_000)
+                .with_assignment(Some(
+                    consumer_group_heartbeat_response::Assignment::default().with_topic_partitions(
+                        vec![
+                            consumer_group_heartbeat_response::TopicPartitions::default()
+                                .with_topic_id(uuid(7))
+                                .with_partitions(vec![0, 1]),
+                        ],
+                    ),
+                )),
+        ),
+        ApiKey::ConsumerGroupDescribe => {
+            let assigned = |partitions: Vec<i32>| {
+                consumer_group_describe_response::Assignment::default().with_topic_partitions(vec![
+                    consumer_group_describe_response::TopicPartitions::default()
+                        .with_topic_id(uuid(7))
+                        .with_topic_name(topic("orders"))
+                        .with_partitions(partitions),
+                ])
+            };
+            let mut m = consumer_group_describe_response::Member::default()
+                .with_member_id(s("m-1"))
+                .with_instance_id(Some(s("instance-1")))
+                .with_rack_id(None)
+                .with_member_epoch(5)
+                .with_client_id(s("rdkafka"))
+                .with_client_host(s("/127.0.0.1"))
+                .with_subscribed_topic_names(vec![topic("orders")])
+                .with_subscribed_topic_regex(None)
+                .with_assignment(assigned(vec![0]))
+                .with_target_assignment(assigned(vec![0, 1]));
+            if v >= 1 {
+                m = m.with_member_type(1);
+            }
+            ResponseKind::ConsumerGroupDescribe(
+                ConsumerGroupDescribeResponse::default()
+                    .with_throttle_time_ms(0)
+                    .with_groups(vec![
+                        consumer_group_describe_response::DescribedGroup::default()
+                            .with_error_code(0)
+                            .with_error_message(None)
+                            .with_group_id(gid())
+                            .with_group_state(s("Reconciling"))
+                            .with_group_epoch(5)
+                            .with_assignment_epoch(5)
+                            .with_assignor_name(s("uniform"))
+                            .with_members(vec![m])
+                            .with_authorized_operations(i32::MIN),
+                    ]),
+            )
         }
         _ => return None,
     })
