@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
+use openraft::metrics::WaitError;
 use openraft::storage::RaftLogStorage;
 use openraft::{ChangeMembers, ServerState};
 use tokio::sync::{mpsc, oneshot};
@@ -40,6 +41,15 @@ pub(crate) struct Control {
     pub admit: fn(&[u8]) -> Result<(), Undecodable>,
     /// Set when the state machine halted.
     pub halted: tokio::sync::watch::Receiver<Option<ApplyHalted>>,
+    /// What this process found in its log store at start (see [`confirm_leadership`]).
+    pub read_floor: Option<ReadFloor>,
+}
+
+/// The last log index a process found at start, and the term of the vote it had persisted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReadFloor {
+    pub term: u64,
+    pub index: u64,
 }
 
 pub(crate) fn role_name(state: ServerState) -> &'static str {
@@ -113,10 +123,16 @@ impl Control {
 
     /// The index a node must have applied to know everything committed so far: confirms this
     /// node's leadership with a quorum, waits until it has applied its read index (at least its
-    /// own term's first entry, so at least every entry any earlier leader committed), returns it.
+    /// own term's first entry, so at least every entry any earlier leader committed, and after a
+    /// restart in the same term at least its log at start: decision 0114), returns it.
     /// `None` when nothing was ever committed.
     pub async fn read_index(&self) -> Result<Option<u64>, ReadError> {
-        confirm_leadership(&self.raft, self.request_timeout).await
+        self.confirm_leadership().await
+    }
+
+    /// [`confirm_leadership`] with this node's read floor and request timeout.
+    pub async fn confirm_leadership(&self) -> Result<Option<u64>, ReadError> {
+        confirm_leadership(&self.raft, self.request_timeout, self.read_floor).await
     }
 
     /// Answers a pre-vote (see `election`); granting holds back this node's own campaign for a
@@ -219,14 +235,49 @@ impl Control {
     }
 }
 
-/// Confirms this node's leadership with a quorum within `limit` and returns its read index
-/// (`None` when nothing was ever committed); the one place Raft's answer becomes a `ReadError`.
+/// Confirms this node's leadership with a quorum within `limit`, waits until it has applied
+/// its read index and returns it (`None` when nothing was ever committed); the one place
+/// Raft's answer becomes a `ReadError`.
+///
+/// openraft's read index is `max(commit index, first entry of the leader's term)`. A leader
+/// that restarts resumes its term at once (its vote was persisted), with the commit index it
+/// had persisted — written lazily, so possibly entries behind what the cluster committed and
+/// acknowledged before the crash — and with the same first entry as before; until its first
+/// replication round the answer would be stale (seen: index 27 of 59 committed, and a
+/// partition directory judged ownerless). Every committed entry is in the leader's log, so
+/// while the node leads in the term it started with, the read index is raised to the last log
+/// index it started with: that costs nothing once anything was committed in this run, and
+/// makes a restarted leader's reads wait for its first round. In a later term openraft's rule
+/// holds (this run appended the term's first entry) and the floor, which may name entries a
+/// leader since truncated, does not apply.
 pub(crate) async fn confirm_leadership(
     raft: &Raft,
     limit: Duration,
+    floor: Option<ReadFloor>,
 ) -> Result<Option<u64>, ReadError> {
+    let deadline = tokio::time::Instant::now() + limit;
     match tokio::time::timeout(limit, raft.ensure_linearizable()).await {
-        Ok(Ok(read_log_id)) => Ok(read_log_id.map(|l| l.index)),
+        Ok(Ok(read_log_id)) => {
+            let term = raft.metrics().borrow().current_term;
+            let floor = floor.filter(|f| f.term == term).map(|f| f.index);
+            let index = read_log_id.map(|l| l.index).max(floor);
+            let Some(at_least) = index else {
+                return Ok(None);
+            };
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match raft
+                .wait(Some(left))
+                .applied_index_at_least(Some(at_least), "read at the start-up floor")
+                .await
+            {
+                Ok(_) => Ok(index),
+                Err(WaitError::ShuttingDown) => Err(ReadError::ShuttingDown),
+                Err(WaitError::Timeout(..)) => Err(ReadError::Raft(format!(
+                    "applied index {at_least} (this node's log at start) not reached within {} ms",
+                    limit.as_millis()
+                ))),
+            }
+        }
         Ok(Err(RaftError::APIError(CheckIsLeaderError::ForwardToLeader(fwd)))) => {
             Err(ReadError::NotLeader {
                 leader: fwd

@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::app::Application;
 use crate::batcher::{self, BatchLimits};
-use crate::control::{leader_of, Control};
+use crate::control::{leader_of, Control, ReadFloor};
 use crate::election::{ElectionTiming, Elector, LeaderContact};
 use crate::error::{MembershipError, ReadError, StartError, WriteError};
 use crate::lease::LeaderLease;
@@ -247,6 +247,10 @@ impl<A: Application> MetaNode<A> {
             .get_log_state()
             .await
             .map_err(|e| StartError::Raft(e.to_string()))?;
+        let start_vote = log
+            .read_vote()
+            .await
+            .map_err(|e| StartError::Raft(e.to_string()))?;
         if let Some(purged) = log_state.last_purged_log_id {
             let applied = sm.last_applied().map(|l| l.index);
             if applied.is_none_or(|a| a < purged.index) {
@@ -321,6 +325,10 @@ impl<A: Application> MetaNode<A> {
             request_timeout: tuning.request_timeout,
             admit: A::admit,
             halted: sm.watch_halted(),
+            read_floor: log_state.last_log_id.map(|l| ReadFloor {
+                term: start_vote.map_or(0, |v| v.leader_id.term),
+                index: l.index,
+            }),
         };
 
         let mut tasks = Vec::new();
@@ -596,7 +604,7 @@ impl<A: Application> MetaNode<A> {
     /// Confirms leadership with a quorum, waits until the state machine has applied everything
     /// committed before the call, then runs `f` on the applied state.
     pub async fn read<R>(&self, f: impl FnOnce(&A) -> R) -> Result<R, ReadError> {
-        crate::control::confirm_leadership(&self.raft, self.request_timeout).await?;
+        self.control.confirm_leadership().await?;
         Ok(self.sm.read(|applied| f(&applied.app)))
     }
 
