@@ -232,21 +232,25 @@ async fn older_replica_halts_and_the_others_go_on() {
     )
     .await
     .unwrap();
-    let leader = if n1.is_leader() {
-        n1.clone()
-    } else {
-        n2.clone()
+    // Writes go through node 1 to whichever current node leads: on a loaded machine the two
+    // may trade leadership (node 3's start can cost a term), which is Raft doing its job; what
+    // counts here is that the older node never leads and never diverges.
+    let applied = || {
+        [&n1, &n2]
+            .iter()
+            .filter_map(|n| n.status().applied_index)
+            .max()
+            .unwrap()
     };
-
-    leader.write(init_cluster("c-1")).await.unwrap();
-    let agreed = leader.status().applied_index.unwrap();
+    n1.write_via_leader(init_cluster("c-1")).await.unwrap();
+    let agreed = applied();
     wait_for("node 3 to catch up", Duration::from_secs(10), || {
         n3.status().applied_index >= Some(agreed)
     })
     .await;
 
     // A command the older node does not know, then more commands.
-    let reply = AppReply::decode(&leader.write(allocate(50)).await.unwrap()).unwrap();
+    let reply = AppReply::decode(&n1.write_via_leader(allocate(50)).await.unwrap()).unwrap();
     assert_eq!(reply, AppReply::ProducerIds { first: 0 });
     let halted = wait_halted(&n3).await;
     assert!(
@@ -254,9 +258,9 @@ async fn older_replica_halts_and_the_others_go_on() {
         "{halted}"
     );
     for _ in 0..5 {
-        leader.write(allocate(1)).await.unwrap();
+        n1.write_via_leader(allocate(1)).await.unwrap();
     }
-    let last = leader.status().applied_index.unwrap();
+    let last = applied();
     wait_for(
         "both current nodes to apply everything",
         Duration::from_secs(10),
@@ -277,7 +281,10 @@ async fn older_replica_halts_and_the_others_go_on() {
     assert_eq!(n3.status().applied_index, Some(halted.index - 1));
     assert!(n3.status().applied_index < n1.status().applied_index);
     assert!(n3.leader().is_none() && !n3.is_leader());
-    assert!(leader.is_leader(), "the current nodes keep their leader");
+    wait_for("a current node to lead", Duration::from_secs(10), || {
+        n1.is_leader() || n2.is_leader()
+    })
+    .await;
 
     n3.shutdown().await;
     for n in [n1, n2] {
