@@ -412,8 +412,9 @@ fn idle_segment_files_are_closed_past_the_budget_and_reopened_on_read() {
 }
 
 /// `--groups-max` and `--offsets-per-group-max` as librdkafka meets them: POLICY_VIOLATION on
-/// the commit that would create a group or a group's offset past its limit and on the
-/// JoinGroup of a new group (handed to the application by poll()), while the groups and
+/// the commit that would create a group or a group's offset past its limit, on the JoinGroup
+/// of a new group (handed to the application by poll()) and on its ConsumerGroupHeartbeat
+/// (KIP-848: fatal to the consumer), while the groups and
 /// offsets that exist keep being served; each refusal counted, the log told.
 #[test]
 fn group_count_limits_answer_policy_violation_to_librdkafka() {
@@ -446,6 +447,18 @@ fn group_count_limits_answer_policy_violation_to_librdkafka() {
             broker.log()
         )
     });
+    // librdkafka's KIP-848 consumer makes a non-retriable heartbeat error fatal (_FATAL,
+    // naming the broker's code): the application stops instead of retrying in silence.
+    let kip848 = got["g5_consumer_protocol"].clone();
+    assert_eq!(kip848[0], "_FATAL", "{got}\nlog:\n{}", broker.log());
+    assert!(
+        kip848[1].as_str().is_some_and(
+            |t| t.contains("ConsumerGroupHeartbeat fatal error: Broker: Policy violation")
+        ),
+        "{got}"
+    );
+    let mut got = got;
+    got.as_object_mut().unwrap().remove("g5_consumer_protocol");
     let expected = serde_json::json!({
         "g1_two_offsets": "",
         "g1_third_offset": "POLICY_VIOLATION",
@@ -460,8 +473,8 @@ fn group_count_limits_answer_policy_violation_to_librdkafka() {
         metric(
             &broker,
             "cohort_group_limit_refusals_total{limit=\"groups\"}"
-        ) >= 2.0,
-        "the commit and the join of a third group are counted"
+        ) >= 3.0,
+        "the commit, the join and the heartbeat of a third group are counted"
     );
     assert_eq!(
         metric(

@@ -4,7 +4,8 @@ usage: group_count_limits.py BOOTSTRAP TOPIC
 The broker runs with --groups-max 2 --offsets-per-group-max 2 and TOPIC has 3 partitions.
 Prints one JSON line: the error name each step got ("" = none):
 {"g1_two_offsets": e, "g1_third_offset": e, "g1_update_at_limit": e, "g2_first": e,
- "g3_commit": e, "g4_subscribe": e, "g4_fatal": bool}
+ "g3_commit": e, "g4_subscribe": e, "g4_fatal": bool,
+ "g5_consumer_protocol": [error name, error text]}
 """
 import json
 import sys
@@ -62,4 +63,25 @@ while time.monotonic() < deadline and not seen:
 c.close()
 out["g4_subscribe"] = seen
 out["g4_fatal"] = fatal
+
+# A KIP-848 consumer (group.protocol=consumer) of a new group: its ConsumerGroupHeartbeat is
+# refused; librdkafka treats a non-retriable heartbeat error as fatal.
+c = Consumer(
+    {
+        "bootstrap.servers": bootstrap,
+        "group.id": "g5",
+        "group.protocol": "consumer",
+        "enable.auto.commit": False,
+        "log_level": 3,
+    }
+)
+c.subscribe([topic])
+seen = ""
+deadline = time.monotonic() + 15
+while time.monotonic() < deadline and not seen:
+    msg = c.poll(0.5)
+    if msg is not None and msg.error() is not None:
+        seen = [msg.error().name(), msg.error().str()]
+c.close()
+out["g5_consumer_protocol"] = seen
 print(json.dumps(out))
