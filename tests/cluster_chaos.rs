@@ -225,48 +225,22 @@ type KeyValue = (Vec<u8>, Vec<u8>);
 
 /// Every record of `topic`/`partition` from `addr`: offset -> (key, value).
 fn read_partition(addr: SocketAddr, partition: i32) -> Result<BTreeMap<i64, KeyValue>, String> {
-    use fetch_request::{FetchPartition, FetchTopic};
-    use kafka_protocol::records::RecordBatchDecoder;
-    let mut conn = Conn::open(addr, Duration::from_secs(10))?;
     let mut out = BTreeMap::new();
     let mut next = 0i64;
     loop {
-        let req = FetchRequest::default()
-            .with_max_wait_ms(0)
-            .with_min_bytes(0)
-            .with_max_bytes(8 << 20)
-            .with_session_epoch(-1)
-            .with_topics(vec![FetchTopic::default()
-                .with_topic(TopicName(s(TOPIC)))
-                .with_partitions(vec![FetchPartition::default()
-                    .with_partition(partition)
-                    .with_fetch_offset(next)
-                    .with_partition_max_bytes(4 << 20)])]);
-        let ResponseKind::Fetch(mut r) = conn.call(ApiKey::Fetch, 12, RequestKind::Fetch(req))?
-        else {
-            return Err("not a Fetch response".into());
-        };
-        let p = r.responses.remove(0).partitions.remove(0);
-        if p.error_code != 0 {
+        let f = fetch_records(addr, TOPIC, partition, next)?;
+        if f.error_code != 0 {
             return Err(format!(
                 "Fetch of partition {partition}: error {}",
-                p.error_code
+                f.error_code
             ));
         }
-        let mut records = p.records.unwrap_or_default();
-        let sets = RecordBatchDecoder::decode_all(&mut records).map_err(|e| e.to_string())?;
         let before = next;
-        for r in sets.into_iter().flat_map(|s| s.records) {
-            next = next.max(r.offset + 1);
-            out.insert(
-                r.offset,
-                (
-                    r.key.unwrap_or_default().to_vec(),
-                    r.value.unwrap_or_default().to_vec(),
-                ),
-            );
+        for (offset, key, value) in f.records {
+            next = next.max(offset + 1);
+            out.insert(offset, (key, value));
         }
-        if next >= p.high_watermark || next == before {
+        if next >= f.high_watermark || next == before {
             return Ok(out);
         }
     }

@@ -39,43 +39,31 @@ struct Acks {
     times: Vec<(u64, Instant)>,
 }
 
-async fn sigkill_leader(store: &str) {
-    let tmp = tempfile::tempdir().unwrap();
-    let args = [
-        "--snapshot-every",
-        "50",
-        "--heartbeat-ms",
-        "100",
-        "--election-ms",
-        "400-800",
-    ];
+/// Node 1 bootstrapped alone, nodes 2 and 3 joined as voters, each under `tmp/n{id}`, with
+/// `args` on every command line.
+async fn three_voters(tmp: &std::path::Path, store: &str, args: &[&str]) -> HashMap<u64, KvProc> {
+    let with = |bootstrap: &'static str| {
+        let mut v = vec!["--bootstrap", bootstrap];
+        v.extend_from_slice(args);
+        v
+    };
     let mut procs: HashMap<u64, KvProc> = HashMap::new();
-    let mut bootstrap = vec!["--bootstrap", "single"];
-    bootstrap.extend_from_slice(&args);
     procs.insert(
         1,
-        KvProc::spawn(1, &tmp.path().join("n1"), store, "127.0.0.1:0", &bootstrap),
+        KvProc::spawn(1, &tmp.join("n1"), store, "127.0.0.1:0", &with("single")),
     );
-    let mut join = vec!["--bootstrap", "join"];
-    join.extend_from_slice(&args);
     for id in [2, 3] {
         procs.insert(
             id,
             KvProc::spawn(
                 id,
-                &tmp.path().join(format!("n{id}")),
+                &tmp.join(format!("n{id}")),
                 store,
                 "127.0.0.1:0",
-                &join,
+                &with("join"),
             ),
         );
     }
-    let clients: Clients = Arc::new(Mutex::new(
-        procs
-            .iter()
-            .map(|(id, p)| (*id, p.client_addr.clone()))
-            .collect(),
-    ));
     wait_until("node 1 to lead", Duration::from_secs(10), || async {
         ask(&procs[&1].client_addr, "STATUS")
             .await
@@ -91,6 +79,26 @@ async fn sigkill_leader(store: &str) {
         .unwrap();
         assert_eq!(answer, "OK", "add voter {id}");
     }
+    procs
+}
+
+async fn sigkill_leader(store: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--snapshot-every",
+        "50",
+        "--heartbeat-ms",
+        "100",
+        "--election-ms",
+        "400-800",
+    ];
+    let mut procs = three_voters(tmp.path(), store, &args).await;
+    let clients: Clients = Arc::new(Mutex::new(
+        procs
+            .iter()
+            .map(|(id, p)| (*id, p.client_addr.clone()))
+            .collect(),
+    ));
     let status = ask(&procs[&1].client_addr, "STATUS").await.unwrap();
     assert_eq!(
         status_field(&status, "voters").as_deref(),
@@ -279,32 +287,7 @@ async fn whole_cluster_restart_reads_every_acknowledged_write(store: &str) {
         v
     };
     let dir = |id: u64| tmp.path().join(format!("n{id}"));
-    let mut procs: HashMap<u64, KvProc> = HashMap::new();
-    procs.insert(
-        1,
-        KvProc::spawn(1, &dir(1), store, "127.0.0.1:0", &with("single")),
-    );
-    for id in [2, 3] {
-        procs.insert(
-            id,
-            KvProc::spawn(id, &dir(id), store, "127.0.0.1:0", &with("join")),
-        );
-    }
-    wait_until("node 1 to lead", Duration::from_secs(10), || async {
-        ask(&procs[&1].client_addr, "STATUS")
-            .await
-            .is_ok_and(|s| status_field(&s, "leader").as_deref() == Some("1"))
-    })
-    .await;
-    for id in [2u64, 3] {
-        let answer = ask(
-            &procs[&1].client_addr,
-            &format!("ADDVOTER {id} {} kafka-{id}", procs[&id].raft_addr),
-        )
-        .await
-        .unwrap();
-        assert_eq!(answer, "OK", "add voter {id}");
-    }
+    let mut procs = three_voters(tmp.path(), store, &args).await;
 
     let mut c = Client::connect(&procs[&1].client_addr).await.unwrap();
     let mut acked = 0u64;

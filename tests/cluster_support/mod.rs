@@ -531,14 +531,21 @@ pub fn eventually<R>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<
     }
 }
 
-/// Fetch v12 of one partition from `offset`: (error code, the record values), every batch's
-/// CRC checked by the decoder.
-pub fn fetch_values(
+/// One partition's answer to a Fetch.
+pub struct Fetched {
+    pub error_code: i16,
+    pub high_watermark: i64,
+    /// (offset, key, value) of every record, every batch's CRC checked by the decoder.
+    pub records: Vec<(i64, Vec<u8>, Vec<u8>)>,
+}
+
+/// Fetch v12 of one partition from `offset`.
+pub fn fetch_records(
     addr: SocketAddr,
     topic: &str,
     partition: i32,
     offset: i64,
-) -> Result<(i16, Vec<Vec<u8>>), String> {
+) -> Result<Fetched, String> {
     use fetch_request::{FetchPartition, FetchTopic};
     use kafka_protocol::records::RecordBatchDecoder;
     let req = FetchRequest::default()
@@ -557,15 +564,38 @@ pub fn fetch_values(
             let p = r.responses.remove(0).partitions.remove(0);
             let mut records = p.records.unwrap_or_default();
             let sets = RecordBatchDecoder::decode_all(&mut records).map_err(|e| e.to_string())?;
-            let values = sets
-                .into_iter()
-                .flat_map(|s| s.records)
-                .map(|r| r.value.unwrap_or_default().to_vec())
-                .collect();
-            Ok((p.error_code, values))
+            Ok(Fetched {
+                error_code: p.error_code,
+                high_watermark: p.high_watermark,
+                records: sets
+                    .into_iter()
+                    .flat_map(|s| s.records)
+                    .map(|r| {
+                        (
+                            r.offset,
+                            r.key.unwrap_or_default().to_vec(),
+                            r.value.unwrap_or_default().to_vec(),
+                        )
+                    })
+                    .collect(),
+            })
         }
         other => Err(format!("{other:?}")),
     }
+}
+
+/// Fetch v12 of one partition from `offset`: (error code, the record values).
+pub fn fetch_values(
+    addr: SocketAddr,
+    topic: &str,
+    partition: i32,
+    offset: i64,
+) -> Result<(i16, Vec<Vec<u8>>), String> {
+    let f = fetch_records(addr, topic, partition, offset)?;
+    Ok((
+        f.error_code,
+        f.records.into_iter().map(|(_, _, value)| value).collect(),
+    ))
 }
 
 /// Each partition's leader as Metadata at `addr` names it (index = partition).
