@@ -3,8 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Every replica must run `decide` with the same `Config`, or replicas diverge: the binary
-/// builds it once from flags and hands the same value to every node of a cluster.
+pub mod keys;
+
+pub use keys::{ClusterConfig, ConfigChange, ConfigError};
+
+/// Every replica must run `decide` with the same `Config`, or replicas diverge: the fields
+/// Kafka names (see [`keys::KEYS`]) are replicated state ([`ClusterConfig`], set from the first
+/// leader's flags and changed by IncrementalAlterConfigs); the rest are the binary's constants.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Config {
     /// `group.min.session.timeout.ms`: shorter sessions get INVALID_SESSION_TIMEOUT.

@@ -62,7 +62,7 @@ pub(crate) mod offsets;
 pub mod state;
 
 pub use command::*;
-pub use config::Config;
+pub use config::{ClusterConfig, Config, ConfigChange, ConfigError};
 pub use consumer_group::AssignmentJob;
 pub use group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 pub use ids::*;

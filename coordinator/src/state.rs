@@ -45,6 +45,13 @@ impl CoordinatorState {
         &self.config
     }
 
+    /// Replaces the settings `decide` reads: the replicated configuration changed (applied at
+    /// the same log position on every replica). Groups are untouched: a new session bound
+    /// applies from the next join, as in Kafka.
+    pub fn set_config(&mut self, config: Config) {
+        self.config = config;
+    }
+
     /// Decides what a write command does. Pure: the state changes only when the runtime
     /// replays `outcome.records`.
     pub fn decide(&self, command: &WriteCommand) -> Outcome {

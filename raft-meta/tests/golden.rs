@@ -22,9 +22,11 @@ use coordinator::{
     Assignment, ConsumerGroupHeartbeat, InstallTargetAssignment, OwnedTopicPartitions, TopicId,
     TopicMetadata, TopicsChanged,
 };
+use coordinator::{ClusterConfig, ConfigChange, ConfigError};
 use openraft::{CommittedLeaderId, EntryPayload, Membership};
 use raft_meta::cohort_app::{
-    AppReply, Body, ClusterMeta, Envelope, RequestToken, TopicChangeError, TopicMeta,
+    decode_cluster_config_record, encode_cluster_config_record, AppReply, Body, ClusterMeta,
+    Envelope, RequestToken, TopicChangeError, TopicMeta,
 };
 use raft_meta::format::openraft_codec::{decode_snapshot_meta, encode_snapshot_meta};
 use raft_meta::format::tags::{self, Tag, REGISTRY};
@@ -131,6 +133,16 @@ fn topic_meta() -> TopicMeta {
             ("cleanup.policy".to_owned(), "compact".to_owned()),
             ("retention.ms".to_owned(), "60000".to_owned()),
         ]),
+    }
+}
+
+fn cluster_config() -> ClusterConfig {
+    ClusterConfig {
+        static_values: BTreeMap::from([
+            ("group.max.size".to_owned(), 50),
+            ("group.min.session.timeout.ms".to_owned(), 6_000),
+        ]),
+        dynamic_values: BTreeMap::from([("offsets.retention.minutes".to_owned(), 60)]),
     }
 }
 
@@ -493,6 +505,35 @@ fn samples() -> Vec<Sample> {
         })),
         "020210000100a2a0abfef96201066f7264657273909eb8e8c0e1828589909cb0d080c18182020601056175646974",
     ));
+    s.push(command(
+        "InitClusterConfig",
+        None,
+        Body::InitClusterConfig {
+            static_values: BTreeMap::from([
+                ("group.max.size".to_owned(), 50),
+                ("offsets.retention.minutes".to_owned(), 10_080),
+            ]),
+            replace: true,
+        },
+        "020211000100020e67726f75702e6d61782e73697a6564196f6666736574732e726574656e74696f6e2e6d696e75746573c09d0101",
+    ));
+    s.push(command(
+        "AlterClusterConfig",
+        None,
+        Body::AlterClusterConfig {
+            changes: vec![
+                ConfigChange {
+                    key: "group.max.size".to_owned(),
+                    value: Some(7),
+                },
+                ConfigChange {
+                    key: "offsets.retention.minutes".to_owned(),
+                    value: None,
+                },
+            ],
+        },
+        "020212000100020e67726f75702e6d61782e73697a65010e196f6666736574732e726574656e74696f6e2e6d696e7574657300",
+    ));
 
     // Replies, one per variant (and every topic error).
     s.push(reply("AppReply Group", AppReply::Group, "020301000100"));
@@ -529,6 +570,21 @@ fn samples() -> Vec<Sample> {
         AppReply::Rejected("out of range".to_owned()),
         "0203010001050c6f7574206f662072616e6765",
     ));
+    s.push(reply(
+        "AppReply ClusterConfig",
+        AppReply::ClusterConfig(Ok(cluster_config())),
+        "02030100010600020e67726f75702e6d61782e73697a65641c67726f75702e6d696e2e73657373696f6e2e74696d656f75742e6d73e05d01196f6666736574732e726574656e74696f6e2e6d696e7574657378",
+    ));
+    s.push(reply(
+        "AppReply ClusterConfig refused",
+        AppReply::ClusterConfig(Err(ConfigError::OutOfRange {
+            key: "group.max.size".to_owned(),
+            value: 0,
+            min: 1,
+            max: 2_147_483_647,
+        })),
+        "02030100010601010e67726f75702e6d61782e73697a650002feffffff0f",
+    ));
 
     // Snapshot records of the Cohort application.
     s.push(sample(
@@ -554,6 +610,13 @@ fn samples() -> Vec<Sample> {
         |c| c.encode_record().to_vec(),
         ClusterMeta::decode_record,
         "02040200010000",
+    ));
+    s.push(sample(
+        "cluster config record",
+        cluster_config(),
+        |c| encode_cluster_config_record(c).to_vec(),
+        decode_cluster_config_record,
+        "0204030001020e67726f75702e6d61782e73697a65641c67726f75702e6d696e2e73657373696f6e2e74696d656f75742e6d73e05d01196f6666736574732e726574656e74696f6e2e6d696e7574657378",
     ));
 
     // Raft machinery files.

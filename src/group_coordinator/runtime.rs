@@ -289,12 +289,18 @@ impl Runtime {
     /// The load is done: arm the timers the applied state implies and serve.
     fn activate(&mut self, term: u64, applied: u64) {
         let now = crate::clock::now();
-        let (timers, has_cluster_id) = self.node.read_local(|a| {
+        let (timers, has_cluster_id, config_init) = self.node.read_local(|a| {
             (
                 a.app.coordinator().timers_to_arm(now),
                 a.app.cluster().cluster_id.is_some(),
+                static_config_to_propose(&a.app, self.sole_voter()),
             )
         });
+        // Before any client command this leader accepts: every group command after it in the
+        // log is decided with the replicated values.
+        if let Some(body) = config_init {
+            self.submit_background(None, body);
+        }
         self.timers.clear();
         for op in timers {
             self.timers.apply(op);
@@ -316,6 +322,14 @@ impl Runtime {
             let cluster_id = new_cluster_id();
             self.submit_background(None, Body::InitCluster { cluster_id });
         }
+    }
+
+    /// Whether this node is the cluster's only voter (its flags then are the static layer).
+    fn sole_voter(&self) -> bool {
+        let metrics = self.node.raft().metrics();
+        let m = metrics.borrow();
+        let mut voters = m.membership_config.membership().voter_ids();
+        voters.next() == Some(self.node.node_id()) && voters.next().is_none()
     }
 
     /// Seeds the lag tracker from the applied state and starts exporting group figures.
@@ -828,6 +842,24 @@ impl Runtime {
             }
         });
     }
+}
+
+/// The static layer a new leader proposes: its flags when the cluster has no configuration
+/// yet, and, on a one-voter cluster, when its flags changed since (a restart with new flags
+/// takes effect there, as a single Kafka broker's static configuration does). A cluster of
+/// several voters keeps the first leader's flags; later changes go through
+/// IncrementalAlterConfigs.
+fn static_config_to_propose(app: &CohortApp, sole_voter: bool) -> Option<Body> {
+    let flags = coordinator::ClusterConfig::from_flags(app.flags_config());
+    let replace = match app.cluster_config() {
+        None => false,
+        Some(c) if sole_voter && c.static_values != flags.static_values => true,
+        Some(_) => return None,
+    };
+    Some(Body::InitClusterConfig {
+        static_values: flags.static_values,
+        replace,
+    })
 }
 
 fn count_expirations(fired: Option<&TimerKey>, outcome: &Outcome) {

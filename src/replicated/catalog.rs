@@ -109,7 +109,7 @@ fn meta_of(spec: &TopicSpec) -> TopicMeta {
 
 /// Nothing written (no leader reachable) is NOT_CONTROLLER, which clients retry after a
 /// Metadata refresh; an unknown outcome is a timeout, as a Kafka controller reports it.
-fn catalog_write_error(e: WriteError) -> CatalogError {
+pub(super) fn catalog_write_error(e: WriteError) -> CatalogError {
     match e {
         WriteError::NotLeader { .. } | WriteError::Unavailable(_) | WriteError::ShuttingDown => {
             CatalogError::NotController

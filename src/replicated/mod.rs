@@ -11,6 +11,7 @@
 
 pub mod args;
 pub mod catalog;
+pub mod cluster_config;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -3,7 +3,8 @@
 //! ```text
 //!  command   0x02 | tag (one per command kind) | version | postcard(origin) | postcard(fields)
 //!  reply     0x02 | 0x0301 | version | postcard(AppReply)
-//!  records   0x02 | 0x0401 topic / 0x0402 cluster | version | postcard(TopicMeta / ClusterMeta)
+//!  records   0x02 | 0x0401 topic / 0x0402 cluster / 0x0403 cluster config | version |
+//!            postcard(TopicMeta / ClusterMeta / ClusterConfig)
 //!  untagged (c076aca and before, read only):
 //!  command   0x01 | postcard(origin) | varint Body variant [| varint WriteCommand variant] | fields
 //!  reply, records  0x01 | postcard(value)
@@ -13,8 +14,10 @@
 //! the others. Version 1 of every body is the field layout the untagged format already had,
 //! which is why the untagged reader only has to map the variant indexes to tags.
 
+use std::collections::BTreeMap;
+
 use bytes::Bytes;
-use coordinator::{TimerKey, TimestampMs, TopicName, WriteCommand};
+use coordinator::{ClusterConfig, TimerKey, TimestampMs, TopicName, WriteCommand};
 use serde::Serialize;
 
 use crate::cohort_app::{AppReply, Body, ClusterMeta, Envelope, RequestToken, TopicMeta};
@@ -44,6 +47,8 @@ fn tag_of(body: &Body) -> Tag {
         Body::DeleteTopics { .. } => tags::DELETE_TOPICS,
         Body::InitCluster { .. } => tags::INIT_CLUSTER,
         Body::AllocateProducerIds { .. } => tags::ALLOCATE_PRODUCER_IDS,
+        Body::InitClusterConfig { .. } => tags::INIT_CLUSTER_CONFIG,
+        Body::AlterClusterConfig { .. } => tags::ALTER_CLUSTER_CONFIG,
     }
 }
 
@@ -70,6 +75,11 @@ fn put_fields(out: &mut Vec<u8>, body: &Body) {
         Body::DeleteTopics { names, now_ms } => put(out, &(names, now_ms)),
         Body::InitCluster { cluster_id } => put(out, cluster_id),
         Body::AllocateProducerIds { count } => put(out, count),
+        Body::InitClusterConfig {
+            static_values,
+            replace,
+        } => put(out, &(static_values, replace)),
+        Body::AlterClusterConfig { changes } => put(out, changes),
     }
 }
 
@@ -145,6 +155,17 @@ fn decode_fields_v1(tag: Tag, fields: &[u8]) -> Result<Body, FormatError> {
         }),
         tags::ALLOCATE_PRODUCER_IDS => Ok(Body::AllocateProducerIds {
             count: from_postcard(fields, what)?,
+        }),
+        tags::INIT_CLUSTER_CONFIG => {
+            let (static_values, replace): (BTreeMap<String, i64>, bool) =
+                from_postcard(fields, what)?;
+            Ok(Body::InitClusterConfig {
+                static_values,
+                replace,
+            })
+        }
+        tags::ALTER_CLUSTER_CONFIG => Ok(Body::AlterClusterConfig {
+            changes: from_postcard(fields, what)?,
         }),
         other => Err(FormatError::UnknownTag {
             tag: other.0,
@@ -246,4 +267,12 @@ pub(crate) fn encode_cluster_record(cluster: &ClusterMeta) -> Bytes {
 
 pub(crate) fn decode_cluster_record(bytes: &[u8]) -> Result<ClusterMeta, FormatError> {
     decode_single(bytes, tags::CLUSTER_RECORD)
+}
+
+pub(crate) fn encode_cluster_config_record(config: &ClusterConfig) -> Bytes {
+    encode_tagged(tags::CLUSTER_CONFIG_RECORD, config)
+}
+
+pub(crate) fn decode_cluster_config_record(bytes: &[u8]) -> Result<ClusterConfig, FormatError> {
+    decode_single(bytes, tags::CLUSTER_CONFIG_RECORD)
 }

@@ -9,6 +9,7 @@
 //!        ├─ body CreateTopics    ─► TopicTable::create (per topic)
 //!        ├─ body DeleteTopics    ─► TopicTable::delete + coordinator TopicsDeleted
 //!        ├─ InitCluster / AllocateProducerIds ─► ClusterMeta
+//!        ├─ InitClusterConfig / AlterClusterConfig ─► ClusterConfig ─► the coordinator's Config
 //!        ├─ returns AppReply bytes to the writer (raft)
 //!        └─ pushes Effect { origin, outcome } to the sink, in log order
 //!                └─► the node's coordinator runtime (acts on it only while it leads)
@@ -20,7 +21,7 @@
 //! the runtime first. One consumer reading effects in apply order makes that impossible.
 //!
 //! Snapshot records carry a namespace byte before their key: [`NS_GROUP`] + the coordinator's
-//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`]. Byte layouts: [`codec`] and
+//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`], [`NS_CONFIG`] (once configured). Byte layouts: [`codec`] and
 //! `crate::format`.
 
 mod codec;
@@ -29,7 +30,12 @@ pub mod topics;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use coordinator::{CoordinatorState, Outcome, TimestampMs, TopicName, WriteCommand};
+use std::collections::BTreeMap;
+
+use coordinator::{
+    ClusterConfig, ConfigChange, ConfigError, CoordinatorState, Outcome, TimestampMs, TopicName,
+    WriteCommand,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::app::{Application, Record, RestoreError, Undecodable};
@@ -43,6 +49,8 @@ pub const NS_GROUP: u8 = 1;
 pub const NS_TOPIC: u8 = 2;
 /// Namespace byte of the cluster record in snapshots.
 pub const NS_CLUSTER: u8 = 3;
+/// Namespace byte of the replicated configuration's record in snapshots.
+pub const NS_CONFIG: u8 = 4;
 
 /// Most producer ids one command may reserve.
 pub const PRODUCER_ID_BLOCK_MAX: u32 = 1_000_000;
@@ -89,6 +97,18 @@ pub enum Body {
     AllocateProducerIds {
         count: u32,
     },
+    /// The static layer of the replicated configuration, from the proposing leader's flags:
+    /// set if the cluster has none yet (`replace` false: the first leader's flags win), or
+    /// replacing it (`replace` true: a one-voter node's flags after a restart).
+    InitClusterConfig {
+        static_values: BTreeMap<String, i64>,
+        replace: bool,
+    },
+    /// Changes to the dynamic layer (IncrementalAlterConfigs on the cluster-wide BROKER
+    /// resource): all of them or, when one is refused, none.
+    AlterClusterConfig {
+        changes: Vec<ConfigChange>,
+    },
 }
 
 impl Envelope {
@@ -118,6 +138,9 @@ pub enum AppReply {
     },
     /// The command was out of bounds; nothing changed.
     Rejected(String),
+    /// The replicated configuration in force after a config command, or why it was refused
+    /// (nothing changed then).
+    ClusterConfig(Result<ClusterConfig, ConfigError>),
 }
 
 impl AppReply {
@@ -152,6 +175,15 @@ impl ClusterMeta {
     }
 }
 
+/// The value of the replicated configuration's snapshot record.
+pub fn encode_cluster_config_record(config: &ClusterConfig) -> Bytes {
+    codec::encode_cluster_config_record(config)
+}
+
+pub fn decode_cluster_config_record(bytes: &[u8]) -> Result<ClusterConfig, FormatError> {
+    codec::decode_cluster_config_record(bytes)
+}
+
 /// What applying a command means for the node's runtime, pushed in log order.
 // Group outcomes are nearly every effect; boxing them would add an allocation to each.
 #[allow(clippy::large_enum_variant)]
@@ -178,22 +210,75 @@ pub enum Effect {
 /// state machine's apply).
 pub type EffectSink = Arc<dyn Fn(Effect) + Send + Sync>;
 
-/// The application: coordinator state, topic table, cluster meta.
+/// The application: coordinator state, topic table, cluster meta, replicated configuration.
 pub struct CohortApp {
     coordinator: CoordinatorState,
     topics: TopicTable,
     cluster: ClusterMeta,
+    /// `None` until the first leader's flags are applied (and in logs older than that): the
+    /// coordinator then decides with this node's flags, as before replicated configuration.
+    cluster_config: Option<ClusterConfig>,
+    /// This node's own flags: the static layer it proposes, and the base of the fields that
+    /// are not replicated.
+    flags: coordinator::Config,
+    /// Whether this node already said its flags disagree with the cluster's (once per process).
+    disagreement_told: bool,
     sink: Option<EffectSink>,
 }
 
 impl CohortApp {
     pub fn new(config: coordinator::Config, limits: TopicLimits, sink: Option<EffectSink>) -> Self {
         Self {
-            coordinator: CoordinatorState::new(config),
+            coordinator: CoordinatorState::new(config.clone()),
             topics: TopicTable::new(limits),
             cluster: ClusterMeta::default(),
+            cluster_config: None,
+            flags: config,
+            disagreement_told: false,
             sink,
         }
+    }
+
+    /// The replicated configuration, once the cluster has one.
+    pub fn cluster_config(&self) -> Option<&ClusterConfig> {
+        self.cluster_config.as_ref()
+    }
+
+    /// The configuration this node's flags give (what it proposes as the static layer).
+    pub fn flags_config(&self) -> &coordinator::Config {
+        &self.flags
+    }
+
+    /// Makes `config` the one in force: every replica calls this at the same log position, so
+    /// every replica decides with the same values.
+    fn install_config(&mut self, config: ClusterConfig) -> Result<(), ConfigError> {
+        let effective = config.effective(&self.flags)?;
+        self.tell_disagreement(&config);
+        self.coordinator.set_config(effective);
+        self.cluster_config = Some(config);
+        Ok(())
+    }
+
+    /// Says once per process which of this node's flags the replicated values override.
+    fn tell_disagreement(&mut self, config: &ClusterConfig) {
+        if self.disagreement_told {
+            return;
+        }
+        self.disagreement_told = true;
+        let differ = config.disagreements(&self.flags);
+        if differ.is_empty() {
+            return;
+        }
+        let list = differ
+            .iter()
+            .map(|(key, flag, cluster)| format!("{key}={cluster} (flag {flag})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        tracing::warn!(
+            "this node's flags differ from the cluster's replicated configuration: {list}; \
+             a one-voter node adopts its flags when it leads, a cluster of several keeps the \
+             replicated values (change them with IncrementalAlterConfigs on the BROKER resource)"
+        );
     }
 
     pub fn coordinator(&self) -> &CoordinatorState {
@@ -320,6 +405,51 @@ impl CohortApp {
                     None => AppReply::Rejected("producer ids exhausted".to_owned()),
                 }
             }
+            Body::InitClusterConfig {
+                static_values,
+                replace,
+            } => {
+                let next = match (&self.cluster_config, replace) {
+                    (Some(current), false) => {
+                        return AppReply::ClusterConfig(Ok(current.clone()));
+                    }
+                    (Some(current), true) => ClusterConfig {
+                        static_values,
+                        dynamic_values: current.dynamic_values.clone(),
+                    },
+                    (None, _) => ClusterConfig {
+                        static_values,
+                        dynamic_values: BTreeMap::new(),
+                    },
+                };
+                self.answer_config(next)
+            }
+            Body::AlterClusterConfig { changes } => {
+                let current = self
+                    .cluster_config
+                    .clone()
+                    .unwrap_or_else(|| ClusterConfig::from_flags(&self.flags));
+                match current.altered(&changes, &self.flags) {
+                    Ok(next) => self.answer_config(next),
+                    Err(e) => AppReply::ClusterConfig(Err(e)),
+                }
+            }
+        }
+    }
+
+    fn answer_config(&mut self, next: ClusterConfig) -> AppReply {
+        match self.install_config(next.clone()) {
+            Ok(()) => {
+                tracing::info!(
+                    dynamic = ?next.dynamic_values,
+                    "cluster configuration in force"
+                );
+                AppReply::ClusterConfig(Ok(next))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cluster configuration refused; the previous one stays");
+                AppReply::ClusterConfig(Err(e))
+            }
         }
     }
 }
@@ -363,13 +493,21 @@ impl Application for CohortApp {
             key: Bytes::from_static(&[NS_CLUSTER]),
             value: self.cluster.encode_record(),
         });
+        if let Some(config) = &self.cluster_config {
+            out.push(Record {
+                key: Bytes::from_static(&[NS_CONFIG]),
+                value: encode_cluster_config_record(config),
+            });
+        }
         out
     }
 
     fn restore(&mut self, records: Vec<Record>) -> Result<(), RestoreError> {
-        let mut coordinator = CoordinatorState::new(self.coordinator.config().clone());
+        // Replaying records reads no setting: the configuration is installed at the end.
+        let mut coordinator = CoordinatorState::new(self.flags.clone());
         let mut topics = Vec::new();
         let mut cluster = ClusterMeta::default();
+        let mut cluster_config = None;
         for record in records {
             let Some((&ns, key)) = record.key.split_first() else {
                 return Err(RestoreError(
@@ -381,6 +519,11 @@ impl Application for CohortApp {
                     let r = coordinator::Record::decode(key, &record.value)
                         .map_err(|e| RestoreError(format!("group record: {e}")))?;
                     coordinator.replay(&r);
+                }
+                NS_CONFIG => {
+                    let c = decode_cluster_config_record(&record.value)
+                        .map_err(|e| RestoreError(format!("cluster config record: {e}")))?;
+                    cluster_config = Some(c);
                 }
                 NS_TOPIC => {
                     let t = TopicMeta::decode_record(&record.value)
@@ -405,12 +548,20 @@ impl Application for CohortApp {
                 }
             }
         }
+        if let Some(c) = &cluster_config {
+            let config = c
+                .effective(&self.flags)
+                .map_err(|e| RestoreError(format!("cluster config record: {e}")))?;
+            coordinator.set_config(config);
+            self.tell_disagreement(c);
+        }
         // A snapshot written before the coordinator kept a topic image has none: rebuild it
         // from the topic table (the same on every replica restoring this snapshot).
         coordinator.sync_topic_image(topics.iter().map(topic_metadata));
         self.coordinator = coordinator;
         self.topics.restore(topics);
         self.cluster = cluster;
+        self.cluster_config = cluster_config;
         self.emit(Effect::Restored);
         Ok(())
     }

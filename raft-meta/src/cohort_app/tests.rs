@@ -261,3 +261,179 @@ fn a_snapshot_restores_groups_topics_and_cluster() {
     }];
     assert!(restored.restore(bad).is_err());
 }
+
+fn app_with_flags(config: coordinator::Config) -> CohortApp {
+    CohortApp::new(config, TopicLimits::default(), None)
+}
+
+fn init_config(flags: &coordinator::Config, replace: bool) -> Body {
+    Body::InitClusterConfig {
+        static_values: ClusterConfig::from_flags(flags).static_values,
+        replace,
+    }
+}
+
+fn alter(key: &str, value: Option<i64>) -> Body {
+    Body::AlterClusterConfig {
+        changes: vec![ConfigChange {
+            key: key.to_owned(),
+            value,
+        }],
+    }
+}
+
+#[test]
+fn replicas_with_different_flags_decide_alike_once_the_configuration_is_replicated() {
+    let strict = coordinator::Config {
+        offsets_per_group_max: 1,
+        ..coordinator::Config::default()
+    };
+    let roomy = coordinator::Config {
+        offsets_per_group_max: 3,
+        ..coordinator::Config::default()
+    };
+    let log = |with_init: bool| {
+        let mut log = Vec::new();
+        if with_init {
+            log.push(init_config(&strict, false));
+        }
+        log.push(Body::CreateTopics {
+            topics: vec![topic("t", 2)],
+        });
+        log.push(Body::Group(commit("g", "t", 0, 5)));
+        log.push(Body::Group(commit("g", "t", 1, 6)));
+        log
+    };
+    let run = |flags: &coordinator::Config, with_init: bool| {
+        let mut app = app_with_flags(flags.clone());
+        for (i, body) in log(with_init).into_iter().enumerate() {
+            apply(&mut app, i as u64 + 1, None, body);
+        }
+        app
+    };
+    // Without the replicated configuration, each replica decides with its own flags: the
+    // second partition's commit is refused on one and kept on the other.
+    assert_ne!(
+        run(&strict, false).coordinator(),
+        run(&roomy, false).coordinator()
+    );
+    let (a, b) = (run(&strict, true), run(&roomy, true));
+    assert_eq!(a.coordinator(), b.coordinator());
+    assert_eq!(a.coordinator().offset_count(), 1);
+    assert_eq!(b.coordinator().config().offsets_per_group_max, 1);
+    assert_eq!(a.cluster_config(), b.cluster_config());
+}
+
+#[test]
+fn the_first_static_layer_wins_unless_replaced_and_alterations_survive_replacement() {
+    let flags = coordinator::Config {
+        group_max_size: 10,
+        ..coordinator::Config::default()
+    };
+    let other = coordinator::Config {
+        group_max_size: 20,
+        ..coordinator::Config::default()
+    };
+    let mut app = app_with_flags(flags.clone());
+    let first = apply(&mut app, 1, None, init_config(&flags, false));
+    assert!(matches!(first, AppReply::ClusterConfig(Ok(_))));
+    // A second leader with other flags, in a cluster of several: ignored.
+    apply(&mut app, 2, None, init_config(&other, false));
+    assert_eq!(app.coordinator().config().group_max_size, 10);
+
+    let altered = apply(
+        &mut app,
+        3,
+        None,
+        alter("offsets.retention.minutes", Some(5)),
+    );
+    let AppReply::ClusterConfig(Ok(c)) = altered else {
+        panic!("alter refused: {altered:?}");
+    };
+    assert_eq!(c.dynamic_values.get("offsets.retention.minutes"), Some(&5));
+    assert_eq!(app.coordinator().config().offsets_retention_ms, 300_000);
+
+    // A one-voter node restarted with new flags replaces the static layer only.
+    apply(&mut app, 4, None, init_config(&other, true));
+    assert_eq!(app.coordinator().config().group_max_size, 20);
+    assert_eq!(app.coordinator().config().offsets_retention_ms, 300_000);
+
+    // Deleting the override reverts to the static value.
+    apply(&mut app, 5, None, alter("offsets.retention.minutes", None));
+    assert_eq!(
+        app.coordinator().config().offsets_retention_ms,
+        coordinator::Config::default().offsets_retention_ms
+    );
+}
+
+#[test]
+fn a_refused_alteration_changes_nothing_and_names_the_key() {
+    let mut app = app_with_flags(coordinator::Config::default());
+    apply(
+        &mut app,
+        1,
+        None,
+        init_config(&coordinator::Config::default(), false),
+    );
+    let before = app.cluster_config().cloned();
+    let reply = apply(
+        &mut app,
+        2,
+        None,
+        Body::AlterClusterConfig {
+            changes: vec![
+                ConfigChange {
+                    key: "group.max.size".to_owned(),
+                    value: Some(3),
+                },
+                ConfigChange {
+                    key: "group.consumer.heartbeat.interval.ms".to_owned(),
+                    value: Some(1),
+                },
+            ],
+        },
+    );
+    let AppReply::ClusterConfig(Err(e)) = reply else {
+        panic!("accepted: {reply:?}");
+    };
+    assert!(
+        e.to_string()
+            .starts_with("group.consumer.heartbeat.interval.ms"),
+        "{e}"
+    );
+    assert_eq!(app.cluster_config().cloned(), before);
+    assert_eq!(app.coordinator().config(), &coordinator::Config::default());
+}
+
+#[test]
+fn the_replicated_configuration_survives_a_snapshot_on_a_node_with_other_flags() {
+    let flags = coordinator::Config {
+        session_timeout_min_ms: 1_000,
+        ..coordinator::Config::default()
+    };
+    let mut app = app_with_flags(flags.clone());
+    apply(&mut app, 1, None, init_config(&flags, false));
+    apply(&mut app, 2, None, alter("group.max.size", Some(4)));
+    apply(&mut app, 3, None, Body::Group(commit("g", "t", 0, 1)));
+
+    let mut restored = app_with_flags(coordinator::Config::default());
+    restored.restore(app.snapshot_records()).unwrap();
+    assert_eq!(restored.cluster_config(), app.cluster_config());
+    assert_eq!(restored.coordinator(), app.coordinator());
+    assert_eq!(
+        restored.coordinator().config().session_timeout_min_ms,
+        1_000
+    );
+    assert_eq!(restored.coordinator().config().group_max_size, 4);
+
+    // A snapshot from before replicated configuration (no config record) keeps the flags.
+    let mut old = app_with_flags(coordinator::Config::default());
+    let records: Vec<Record> = app
+        .snapshot_records()
+        .into_iter()
+        .filter(|r| r.key.first() != Some(&NS_CONFIG))
+        .collect();
+    old.restore(records).unwrap();
+    assert_eq!(old.cluster_config(), None);
+    assert_eq!(old.coordinator().config(), &coordinator::Config::default());
+}

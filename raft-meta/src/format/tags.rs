@@ -94,11 +94,14 @@ pub const ALLOCATE_PRODUCER_IDS: Tag = Tag(0x020d);
 pub const CONSUMER_GROUP_HEARTBEAT: Tag = Tag(0x020e);
 pub const INSTALL_TARGET_ASSIGNMENT: Tag = Tag(0x020f);
 pub const TOPICS_CHANGED: Tag = Tag(0x0210);
+pub const INIT_CLUSTER_CONFIG: Tag = Tag(0x0211);
+pub const ALTER_CLUSTER_CONFIG: Tag = Tag(0x0212);
 
 pub const APP_REPLY: Tag = Tag(0x0301);
 
 pub const TOPIC_RECORD: Tag = Tag(0x0401);
 pub const CLUSTER_RECORD: Tag = Tag(0x0402);
+pub const CLUSTER_CONFIG_RECORD: Tag = Tag(0x0403);
 
 const fn row(tag: Tag, name: &'static str, kind: Kind, newest: u16) -> TagInfo {
     TagInfo {
@@ -150,9 +153,27 @@ pub const REGISTRY: &[TagInfo] = &[
         1,
     ),
     row(TOPICS_CHANGED, "TopicsChanged command", Kind::Command, 1),
+    row(
+        INIT_CLUSTER_CONFIG,
+        "InitClusterConfig command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        ALTER_CLUSTER_CONFIG,
+        "AlterClusterConfig command",
+        Kind::Command,
+        1,
+    ),
     row(APP_REPLY, "application reply", Kind::Reply, 1),
     row(TOPIC_RECORD, "topic record", Kind::SnapshotRecord, 1),
     row(CLUSTER_RECORD, "cluster record", Kind::SnapshotRecord, 1),
+    row(
+        CLUSTER_CONFIG_RECORD,
+        "cluster config record",
+        Kind::SnapshotRecord,
+        1,
+    ),
 ];
 
 /// The registry row of `tag`.
