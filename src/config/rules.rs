@@ -26,19 +26,19 @@ pub const PERIOD_MS_MAX: u64 = 7 * 24 * 3_600_000;
 pub const FLUSH_MS_MAX: u64 = 3_600_000;
 /// Most client connections `--max-connections` may allow (each is a task and a descriptor).
 pub const MAX_CONNECTIONS_MAX: usize = 1_000_000;
-/// Longest offset retention: a hundred years (Kafka has no bound; the coordinator adds it to
-/// commit timestamps, which must not overflow).
-pub const OFFSETS_RETENTION_MINUTES_MAX: i64 = 100 * 365 * 24 * 60;
-/// Largest `--offset-metadata-max-bytes`: each committed offset may carry this much, in the
-/// replicated state and every snapshot.
-pub const OFFSET_METADATA_MAX_BYTES_MAX: usize = 1024 * 1024;
-/// Largest `--groups-max`: a hundred times the default, ~10 GB of index on every replica.
-pub const GROUPS_MAX_MAX: usize = 100_000_000;
-/// Largest `--offsets-per-group-max`: a hundred times the default (one group's offsets are
-/// read whole by an all-topics OffsetFetch and a DeleteGroups).
-pub const OFFSETS_PER_GROUP_MAX_MAX: usize = 10_000_000;
-/// Longest initial rebalance delay: five minutes (Kafka's default is 3 s).
-pub const INITIAL_REBALANCE_DELAY_MS_MAX: i32 = 300_000;
+// The group coordinator's bounds are its replicated keys' (coordinator/src/config/keys.rs):
+// a flag and an IncrementalAlterConfigs of the same setting accept the same values.
+use coordinator::config::keys as group_keys;
+/// Longest offset retention, in minutes.
+pub const OFFSETS_RETENTION_MINUTES_MAX: i64 = group_keys::OFFSETS_RETENTION_MINUTES_MAX;
+/// Largest `--offset-metadata-max-bytes`.
+pub const OFFSET_METADATA_MAX_BYTES_MAX: usize = group_keys::OFFSET_METADATA_MAX_BYTES_MAX as usize;
+/// Largest `--groups-max`.
+pub const GROUPS_MAX_MAX: usize = group_keys::GROUPS_MAX_MAX as usize;
+/// Largest `--offsets-per-group-max`.
+pub const OFFSETS_PER_GROUP_MAX_MAX: usize = group_keys::OFFSETS_PER_GROUP_MAX_MAX as usize;
+/// Longest initial rebalance delay.
+pub const INITIAL_REBALANCE_DELAY_MS_MAX: i32 = group_keys::INITIAL_REBALANCE_DELAY_MS_MAX as i32;
 
 /// A flag that breaks its rule: the message names the flag, what it must be, what it was.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

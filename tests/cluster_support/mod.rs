@@ -180,6 +180,11 @@ impl ScriptCluster {
         assert!(out.status.success(), "{out:?}");
     }
 
+    /// The `cohort serve` flags every node gets from the next `start` on.
+    pub fn set_serve_args(&mut self, extra: &[&str]) {
+        self.extra = extra.join(" ");
+    }
+
     /// `cluster.sh status DIR`: (exit code, stdout).
     pub fn status(&self) -> (i32, String) {
         let out = self.script(&["status"], Duration::from_secs(30));
