@@ -31,7 +31,7 @@ fn commit_via_coordinator(c: &ScriptCluster, nodes: &[u64], group: &str, partiti
             let mut conn = Conn::open(c.kafka(id as u64), T).ok()?;
             match commit(&mut conn, group, "t", partition, 10 + i64::from(partition)).ok()? {
                 // Not the coordinator (yet) or still loading: ask again, as a client does.
-                14 | 15 | 16 => None,
+                14..=16 => None,
                 code => Some(code),
             }
         },
