@@ -53,8 +53,20 @@ impl Drop for Member {
 }
 
 fn member(b: &Broker, group: &str, client_id: &str, topics: &[&str]) -> Member {
+    member_speaking(b, "classic", group, client_id, topics)
+}
+
+/// A live member speaking `protocol` (`classic`, or `consumer` for KIP-848).
+fn member_speaking(
+    b: &Broker,
+    protocol: &str,
+    group: &str,
+    client_id: &str,
+    topics: &[&str],
+) -> Member {
     let mut child = Command::new(python())
         .arg(repo_root().join("tests/clients/python/operator_hold.py"))
+        .env("COHORT_GROUP_PROTOCOL", protocol)
         .arg(b.cohort.bootstrap())
         .args([group, client_id])
         .args(topics)
@@ -123,6 +135,18 @@ fn report(b: &Broker, groups: &[&str]) -> serde_json::Value {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = python_script("operator_report.py", &args, Duration::from_secs(60));
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `f`'s first `Some`, polled every 200 ms; panics after `limit`.
+fn eventually<R>(limit: Duration, mut f: impl FnMut() -> Option<R>) -> R {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(r) = f() {
+            return r;
+        }
+        assert!(std::time::Instant::now() < deadline, "not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// Java's `%-Ns`.
@@ -740,4 +764,171 @@ fn a_kafkajs_group_is_described_as_both_admin_clients_see_it() {
             serde_json::json!({"events:0": 5})
         );
     }
+}
+
+/// A consumer-protocol group (two librdkafka members with `group.protocol=consumer`) as
+/// Kafka 4.x's tool shows it, fetched with ConsumerGroupDescribe: TYPE `Consumer` in
+/// `--list --type`, epochs in `--state --verbose`, each member's epoch and current and target
+/// assignments in `--members --verbose`; classic groups beside it keep their `-` columns.
+#[test]
+fn a_consumer_protocol_group_is_described_with_its_epochs_and_assignments() {
+    let b = broker();
+    let _classic = member(&b, "live", "holder", &["events"]);
+    let m1 = member_speaking(&b, "consumer", "kip848", "c1", &["orders"]);
+    let m2 = member_speaking(&b, "consumer", "kip848", "c2", &["orders"]);
+
+    // Wait until the second member's partitions were revoked from the first and the group is
+    // Stable: every member at the group epoch, current assignment == target assignment.
+    let members = eventually(Duration::from_secs(60), || {
+        let r = groups(
+            &b,
+            &["--describe", "--group", "kip848", "--members", "--verbose"],
+        );
+        let rows: Vec<Vec<String>> = r
+            .out
+            .lines()
+            .skip(2)
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .collect();
+        let settled = rows.len() == 2
+            && r.err.is_empty()
+            && rows
+                .iter()
+                .all(|c| c.len() == 9 && c[6] == c[8] && c[6] != "-");
+        settled.then_some((r, rows))
+    });
+    let (r, rows) = members;
+    assert_eq!(r.code, Some(0));
+    let header = r.out.lines().nth(1).unwrap();
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        cols,
+        [
+            "GROUP",
+            "CONSUMER-ID",
+            "HOST",
+            "CLIENT-ID",
+            "#PARTITIONS",
+            "CURRENT-EPOCH",
+            "CURRENT-ASSIGNMENT",
+            "TARGET-EPOCH",
+            "TARGET-ASSIGNMENT"
+        ],
+        "no UPGRADED column outside a mixed group:\n{}",
+        r.out
+    );
+    let mut ids: Vec<&str> = rows.iter().map(|c| c[1].as_str()).collect();
+    ids.sort_unstable();
+    let mut want = vec![m1.id.as_str(), m2.id.as_str()];
+    want.sort_unstable();
+    assert_eq!(ids, want);
+    // The two assignments split orders-0..2 between them, and count what they list.
+    let mut owned: Vec<String> = Vec::new();
+    for c in &rows {
+        let (topic, parts) = c[6].split_once(':').unwrap();
+        assert_eq!(topic, "orders", "{}", r.out);
+        let parts: Vec<String> = parts.split(',').map(str::to_string).collect();
+        assert_eq!(c[4], parts.len().to_string(), "{}", r.out);
+        owned.extend(parts);
+    }
+    owned.sort();
+    assert_eq!(owned, ["0", "1", "2"], "{}", r.out);
+
+    // --state --verbose: the group and target assignment epochs, the members' epoch.
+    let r = groups(
+        &b,
+        &["--describe", "--group", "kip848", "--state", "--verbose"],
+    );
+    let header: Vec<&str> = r.out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "GROUP",
+            "COORDINATOR",
+            "(ID)",
+            "ASSIGNMENT-STRATEGY",
+            "STATE",
+            "GROUP-EPOCH",
+            "TARGET-ASSIGNMENT-EPOCH",
+            "#MEMBERS"
+        ],
+        "{}",
+        r.out
+    );
+    let row: Vec<&str> = r.out.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(row.len(), 8, "{}", r.out);
+    assert_eq!(
+        (row[0], row[1], row[3], row[4], row[7]),
+        (
+            "kip848",
+            b.cohort.bootstrap().as_str(),
+            "uniform",
+            "Stable",
+            "2"
+        ),
+        "{}",
+        r.out
+    );
+    let group_epoch: i32 = row[5].parse().unwrap();
+    assert!(
+        group_epoch >= 2,
+        "two joins bump the epoch twice: {}",
+        r.out
+    );
+    assert_eq!(
+        row[5], row[6],
+        "a Stable group's target is at its epoch: {}",
+        r.out
+    );
+    for c in &rows {
+        assert_eq!(
+            (c[5].as_str(), c[7].as_str()),
+            (row[5], row[6]),
+            "{}",
+            r.out
+        );
+    }
+
+    // A classic group keeps `-` for the epochs.
+    let r = groups(
+        &b,
+        &["--describe", "--group", "live", "--state", "--verbose"],
+    );
+    let row: Vec<&str> = r.out.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!((row[4], row[5], row[6]), ("Stable", "-", "-"), "{}", r.out);
+
+    // --list --type: Kafka's TYPE column, in the broker's order.
+    let r = groups(&b, &["--list", "--type"]);
+    let mut lines: Vec<&str> = r.out.lines().collect();
+    assert_eq!(
+        lines.remove(0),
+        format!("{} {}", pad("GROUP", 25), pad("TYPE", 20)),
+        "{}",
+        r.out
+    );
+    lines.sort_unstable();
+    let row = |g: &str, t: &str| format!("{} {}", pad(g, 25), pad(t, 20));
+    assert_eq!(
+        lines,
+        [
+            row("billing", "Classic"),
+            row("kip848", "Consumer"),
+            row("live", "Classic")
+        ],
+        "{}",
+        r.out
+    );
+    let r = groups(&b, &["--list", "--type", "consumer", "--state"]);
+    assert_eq!(
+        r.out,
+        format!(
+            "{} {} {}\n{} {} {}\n",
+            pad("GROUP", 25),
+            pad("TYPE", 20),
+            pad("STATE", 20),
+            pad("kip848", 25),
+            pad("Consumer", 20),
+            pad("Stable", 20)
+        )
+    );
 }

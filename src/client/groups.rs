@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
+    consumer_group_describe_request::ConsumerGroupDescribeRequest,
+    consumer_group_describe_response,
     delete_groups_request::DeleteGroupsRequest,
     describe_groups_request::DescribeGroupsRequest,
     list_groups_request::ListGroupsRequest,
@@ -16,8 +18,8 @@ use kafka_protocol::messages::{
         OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic,
     },
     offset_fetch_request::{OffsetFetchRequest, OffsetFetchRequestGroup},
-    ApiKey, DeleteGroupsResponse, DescribeGroupsResponse, GroupId, OffsetCommitResponse,
-    OffsetDeleteResponse, OffsetFetchResponse, TopicName,
+    ApiKey, ConsumerGroupDescribeResponse, DeleteGroupsResponse, DescribeGroupsResponse, GroupId,
+    OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -25,7 +27,7 @@ use super::admin::{classify_group_error, Admin, GroupOutcome, GroupRequest};
 use super::consumer_protocol::{decode_assignment, decode_subscription};
 use super::error::{
     ClientError, ClientResult, KafkaError, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
-    NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
+    GROUP_ID_NOT_FOUND, NONE, NOT_COORDINATOR, REBALANCE_IN_PROGRESS,
 };
 use super::types::{LeaderEpoch, Node, Offset, TopicPartition};
 
@@ -69,6 +71,14 @@ pub struct MemberDescription {
     pub assignment: Vec<TopicPartition>,
     /// Subscribed topics, when the member's metadata was present and readable.
     pub subscription: Option<Vec<String>>,
+    /// The member epoch (consumer-protocol groups only).
+    pub member_epoch: Option<i32>,
+    /// The partitions the group's target assignment gives the member (consumer-protocol
+    /// groups only).
+    pub target_assignment: Option<Vec<TopicPartition>>,
+    /// Whether the member speaks the consumer protocol, when the broker says (KIP-1099:
+    /// ConsumerGroupDescribe v1's member type; a classic member of a mixed group is `false`).
+    pub upgraded: Option<bool>,
 }
 
 /// A described consumer group.
@@ -88,6 +98,10 @@ pub struct GroupDescription {
     pub state: String,
     /// The coordinator that answered.
     pub coordinator: Node,
+    /// The group epoch (consumer-protocol groups only).
+    pub group_epoch: Option<i32>,
+    /// The epoch of the group's target assignment (consumer-protocol groups only).
+    pub target_assignment_epoch: Option<i32>,
 }
 
 /// A committed offset as OffsetFetch returns it.
@@ -213,15 +227,30 @@ impl Admin {
             .collect()))
     }
 
-    /// DescribeGroups for each group, at its coordinator.
+    /// Describes each group at its coordinator as Kafka 4.x's Admin does: ConsumerGroupDescribe
+    /// first; the groups it does not know as consumer-protocol groups (GROUP_ID_NOT_FOUND, or a
+    /// broker without the API) again with DescribeGroups, which describes classic groups (and
+    /// unknown ones as Dead).
     pub async fn describe_consumer_groups(
         &mut self,
         groups: &[String],
     ) -> ClientResult<BTreeMap<String, ClientResult<GroupDescription>>> {
         let timeout = self.call_timeout();
-        let call = DescribeGroupsCall;
         Admin::deadline(timeout, "describeConsumerGroups", async {
-            Ok(self.drive_groups(&call, groups).await)
+            let mut results = self.drive_groups(&ConsumerGroupDescribeCall, groups).await;
+            let classic: Vec<String> = results
+                .iter()
+                .filter(|(_, r)| match r {
+                    Err(ClientError::Kafka(e)) => e.code == GROUP_ID_NOT_FOUND,
+                    Err(ClientError::UnsupportedVersion(_)) => true,
+                    _ => false,
+                })
+                .map(|(g, _)| g.clone())
+                .collect();
+            if !classic.is_empty() {
+                results.extend(self.drive_groups(&DescribeGroupsCall, &classic).await);
+            }
+            Ok(results)
         })
         .await
     }
@@ -371,6 +400,9 @@ impl GroupRequest for DescribeGroupsCall {
                         host: m.client_host.to_string(),
                         assignment,
                         subscription: subscription_of(&m.member_metadata),
+                        member_epoch: None,
+                        target_assignment: None,
+                        upgraded: None,
                     });
                 }
                 (
@@ -383,11 +415,104 @@ impl GroupRequest for DescribeGroupsCall {
                         group_type: "Classic".to_string(),
                         state: g.group_state.to_string(),
                         coordinator: coordinator.clone(),
+                        group_epoch: None,
+                        target_assignment_epoch: None,
                     }),
                 )
             })
             .collect()
     }
+}
+
+struct ConsumerGroupDescribeCall;
+
+impl GroupRequest for ConsumerGroupDescribeCall {
+    type Output = GroupDescription;
+    type Req = ConsumerGroupDescribeRequest;
+    const API: ApiKey = ApiKey::ConsumerGroupDescribe;
+
+    fn batches(&self, _version: i16) -> bool {
+        true
+    }
+
+    fn build(
+        &self,
+        groups: &[String],
+        _version: i16,
+    ) -> ClientResult<ConsumerGroupDescribeRequest> {
+        Ok(ConsumerGroupDescribeRequest::default().with_group_ids(group_ids(groups)))
+    }
+
+    fn handle(
+        &self,
+        coordinator: &Node,
+        _groups: &[String],
+        version: i16,
+        response: ConsumerGroupDescribeResponse,
+    ) -> Vec<(String, GroupOutcome<GroupDescription>)> {
+        response
+            .groups
+            .into_iter()
+            .map(|g| {
+                let id = g.group_id.0.to_string();
+                if g.error_code != NONE {
+                    let message = g.error_message.map(|m| m.to_string());
+                    return (id, classify_group_error(g.error_code, message));
+                }
+                let members = g
+                    .members
+                    .into_iter()
+                    .map(|m| MemberDescription {
+                        member_id: m.member_id.to_string(),
+                        group_instance_id: m.instance_id.map(|s| s.to_string()),
+                        client_id: m.client_id.to_string(),
+                        host: m.client_host.to_string(),
+                        assignment: partitions_of(&m.assignment),
+                        subscription: Some(
+                            m.subscribed_topic_names
+                                .iter()
+                                .map(|t| t.0.to_string())
+                                .collect(),
+                        ),
+                        member_epoch: Some(m.member_epoch),
+                        target_assignment: Some(partitions_of(&m.target_assignment)),
+                        // v0 has no member type; v1's -1 means the broker does not say.
+                        upgraded: match (version, m.member_type) {
+                            (1.., 0) => Some(false),
+                            (1.., 1) => Some(true),
+                            _ => None,
+                        },
+                    })
+                    .collect();
+                (
+                    id.clone(),
+                    GroupOutcome::Done(GroupDescription {
+                        group_id: id,
+                        is_simple: false,
+                        members,
+                        partition_assignor: g.assignor_name.to_string(),
+                        group_type: "Consumer".to_string(),
+                        state: g.group_state.to_string(),
+                        coordinator: coordinator.clone(),
+                        group_epoch: Some(g.group_epoch),
+                        target_assignment_epoch: Some(g.assignment_epoch),
+                    }),
+                )
+            })
+            .collect()
+    }
+}
+
+/// A ConsumerGroupDescribe assignment as partitions, topic by topic in the broker's order.
+fn partitions_of(a: &consumer_group_describe_response::Assignment) -> Vec<TopicPartition> {
+    a.topic_partitions
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(|p| TopicPartition::new(t.topic_name.0.to_string(), *p))
+        })
+        .collect()
 }
 
 fn subscription_of(metadata: &Bytes) -> Option<Vec<String>> {

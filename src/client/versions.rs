@@ -19,6 +19,7 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::FindCoordinator => (0, 4),
         ApiKey::ListGroups => (0, 5),
         ApiKey::DescribeGroups => (0, 6),
+        ApiKey::ConsumerGroupDescribe => (0, 1),
         ApiKey::OffsetFetch => (2, 9),
         ApiKey::ListOffsets => (1, 7),
         ApiKey::OffsetCommit => (2, 9),

@@ -300,10 +300,10 @@ impl Run<'_, '_> {
                     client_id: m.client_id.clone(),
                     num_partitions: distinct(&m.assignment),
                     assignment: m.assignment.clone(),
-                    current_epoch: None,
-                    target_epoch: None,
-                    target_assignment: Vec::new(),
-                    upgraded: None,
+                    current_epoch: m.member_epoch,
+                    target_epoch: desc.target_assignment_epoch,
+                    target_assignment: m.target_assignment.clone().unwrap_or_default(),
+                    upgraded: m.upgraded,
                 })
                 .collect();
             let gate = format::gate(id, &desc.state, Some(rows.len())).map_err(kafka_exception)?;
@@ -331,8 +331,8 @@ impl Run<'_, '_> {
                     ),
                     assignment_strategy: desc.partition_assignor.clone(),
                     state: format::canonical_state(&desc.state).to_string(),
-                    group_epoch: None,
-                    target_assignment_epoch: None,
+                    group_epoch: desc.group_epoch,
+                    target_assignment_epoch: desc.target_assignment_epoch,
                     num_members: desc.members.len(),
                 };
                 self.console.out(&format::state_table(&row, verbose));
