@@ -889,6 +889,27 @@ fn a_consumer_protocol_group_is_described_with_its_epochs_and_assignments() {
         );
     }
 
+    // /metrics shows the group as the consumer-protocol group it is.
+    let (_, metrics) = b.cohort.http_get("/metrics");
+    for line in [
+        "cohort_group_type{group=\"kip848\",type=\"consumer\"} 1".to_string(),
+        "cohort_group_type{group=\"live\",type=\"classic\"} 1".to_string(),
+        "cohort_group_state{group=\"kip848\",state=\"Stable\"} 1".to_string(),
+        "cohort_group_members{group=\"kip848\"} 2".to_string(),
+        format!("cohort_group_epoch{{group=\"kip848\"}} {}", row[5]),
+        format!(
+            "cohort_group_assignment_epoch{{group=\"kip848\"}} {}",
+            row[6]
+        ),
+        "cohort_group_members_reconciling{group=\"kip848\"} 0".to_string(),
+        "cohort_group_reconciling_seconds{group=\"kip848\"} 0.000".to_string(),
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "missing {line:?} in\n{metrics}"
+        );
+    }
+
     // A classic group keeps `-` for the epochs.
     let r = groups(
         &b,

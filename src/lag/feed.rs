@@ -23,9 +23,10 @@
 
 use std::sync::Mutex;
 
+use coordinator::group::consumer;
 use coordinator::{CoordinatorState, GroupId, Record};
 
-use super::tracker::{LagTracker, LagTrackerConfig, Limit, Snapshot, Tracking};
+use super::tracker::{ConsumerFacts, LagTracker, LagTrackerConfig, Limit, Snapshot, Tracking};
 use crate::client::TopicPartition;
 
 /// One partition's log offsets as its owner reported them.
@@ -113,11 +114,9 @@ impl LagFeed {
             exporting: true,
             warned: Vec::new(),
         };
-        for (group, group_state) in state.group_states() {
-            let members = state.group_by_id(group).map_or(0, |g| g.members.len());
-            let tracking = inner
-                .tracker
-                .record_group(group, group_state.as_str(), members);
+        let now_ms = crate::clock::unix_ms_unsigned();
+        for (group, _) in state.group_states() {
+            let tracking = refresh_group(&mut inner.tracker, state, &GroupId::new(group), now_ms);
             inner.note(tracking, group);
         }
         for (group, topic, partition, value) in state.committed_offsets() {
@@ -186,8 +185,9 @@ impl LagFeed {
                 touched.push(group);
             }
         }
+        let now_ms = crate::clock::unix_ms_unsigned();
         for group in touched {
-            let tracking = refresh_group(&mut inner.tracker, state, group);
+            let tracking = refresh_group(&mut inner.tracker, state, group, now_ms);
             inner.note(tracking, group.as_str());
         }
     }
@@ -237,7 +237,31 @@ impl LagFeed {
 
 /// A group's state and member count as the applied state has them; a group that no longer
 /// exists (deleted, or a simple group whose last offset went) is forgotten.
-fn refresh_group(tracker: &mut LagTracker, state: &CoordinatorState, group: &GroupId) -> Tracking {
+fn refresh_group(
+    tracker: &mut LagTracker,
+    state: &CoordinatorState,
+    group: &GroupId,
+    now_ms: u64,
+) -> Tracking {
+    if let Some(g) = state.consumer_group(group) {
+        let facts = ConsumerFacts {
+            group_epoch: g.group_epoch(),
+            assignment_epoch: g.assignment_epoch(),
+            members_reconciling: g
+                .members
+                .keys()
+                .filter(|m| !consumer::is_reconciled_to(g, m, g.assignment_epoch()))
+                .count(),
+        };
+        let group_state = consumer::state(g).as_str();
+        return tracker.record_consumer_group(
+            group.as_str(),
+            group_state,
+            g.members.len(),
+            facts,
+            now_ms,
+        );
+    }
     match state.group(group) {
         Some(g) => tracker.record_group(group.as_str(), g.state.as_str(), g.members.len()),
         // A simple group (offsets only) is Empty with no members, as DescribeGroups says.

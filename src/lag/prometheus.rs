@@ -28,6 +28,17 @@ pub const STATE: &str = "cohort_group_state";
 pub const OFFSET_COMMITS_TOTAL: &str = "cohort_group_offset_commits_total";
 /// 1 while a group's status waits for its window (no `cohort_group_status` then), by group.
 pub const STATUS_WARMING_UP: &str = "cohort_group_status_warming_up";
+/// 1 for a group's type (`classic` or `consumer`), by group and type.
+pub const GROUP_TYPE: &str = "cohort_group_type";
+/// A consumer-protocol group's epoch, by group.
+pub const GROUP_EPOCH: &str = "cohort_group_epoch";
+/// A consumer-protocol group's target assignment epoch, by group.
+pub const ASSIGNMENT_EPOCH: &str = "cohort_group_assignment_epoch";
+/// Members of a consumer-protocol group not yet at its target assignment, by group.
+pub const MEMBERS_RECONCILING: &str = "cohort_group_members_reconciling";
+/// How long a consumer-protocol group has been Assigning or Reconciling, by group (0 when
+/// Stable or Empty).
+pub const RECONCILING_SECONDS: &str = "cohort_group_reconciling_seconds";
 /// Committed offsets the tracker left out because a limit was reached, by `what` (`group`,
 /// `partition`).
 pub const UNTRACKED_OFFSETS_TOTAL: &str = "cohort_lag_untracked_offsets_total";
@@ -149,8 +160,54 @@ pub fn render(snapshot: &Snapshot) -> String {
             g.offset_commits
         );
     }
+    render_consumer_protocol(&mut out, snapshot);
     render_usage(&mut out, &snapshot.usage);
     out
+}
+
+/// The group type of every group, and the consumer protocol's figures of consumer groups.
+fn render_consumer_protocol(out: &mut String, snapshot: &Snapshot) {
+    family(
+        out,
+        GROUP_TYPE,
+        "1 for the group's type: classic (classic protocol or offsets only) or consumer (KIP-848).",
+    );
+    for g in &snapshot.groups {
+        let _ = writeln!(
+            out,
+            "{GROUP_TYPE}{{group=\"{}\",type=\"{}\"}} 1",
+            label(&g.group),
+            g.group_type
+        );
+    }
+    type Figure = fn(&super::tracker::GroupSnapshot, &super::tracker::ConsumerFacts) -> String;
+    let figures: [(&str, &str, Figure); 4] = [
+        (GROUP_EPOCH, "Group epoch of a consumer-protocol group.", |_, c| {
+            c.group_epoch.to_string()
+        }),
+        (ASSIGNMENT_EPOCH, "Target assignment epoch of a consumer-protocol group.", |_, c| {
+            c.assignment_epoch.to_string()
+        }),
+        (MEMBERS_RECONCILING, "Members of a consumer-protocol group not yet reconciled to its target assignment.", |_, c| {
+            c.members_reconciling.to_string()
+        }),
+        (RECONCILING_SECONDS, "How long a consumer-protocol group has been Assigning or Reconciling, as this coordinator saw it (0 when Stable or Empty).", |g, _| {
+            format!("{:.3}", g.reconciling_ms.unwrap_or(0) as f64 / 1000.0)
+        }),
+    ];
+    for (name, help, value) in figures {
+        family(out, name, help);
+        for g in &snapshot.groups {
+            if let Some(c) = &g.consumer {
+                let _ = writeln!(
+                    out,
+                    "{name}{{group=\"{}\"}} {}",
+                    label(&g.group),
+                    value(g, c)
+                );
+            }
+        }
+    }
 }
 
 fn render_usage(out: &mut String, usage: &super::tracker::Usage) {
@@ -234,6 +291,42 @@ mod tests {
                 "missing {line:?} in\n{text}"
             );
         }
+    }
+
+    #[test]
+    fn consumer_groups_carry_their_type_epochs_and_how_long_they_reconcile() {
+        use crate::lag::tracker::ConsumerFacts;
+        let mut t = LagTracker::new(LagTrackerConfig::default());
+        let _ = t.record_group("old", "Stable", 1);
+        let facts = |reconciling| ConsumerFacts {
+            group_epoch: 7,
+            assignment_epoch: 7,
+            members_reconciling: reconciling,
+        };
+        let _ = t.record_consumer_group("new", "Reconciling", 3, facts(2), 10_000);
+        // Still reconciling later: the clock keeps its start.
+        let _ = t.record_consumer_group("new", "Reconciling", 3, facts(1), 12_000);
+        let text = render(&t.snapshot(12_500));
+        for line in [
+            "cohort_group_type{group=\"old\",type=\"classic\"} 1",
+            "cohort_group_type{group=\"new\",type=\"consumer\"} 1",
+            "cohort_group_epoch{group=\"new\"} 7",
+            "cohort_group_assignment_epoch{group=\"new\"} 7",
+            "cohort_group_members_reconciling{group=\"new\"} 1",
+            "cohort_group_reconciling_seconds{group=\"new\"} 2.500",
+            "cohort_group_state{group=\"new\",state=\"Reconciling\"} 1",
+            "cohort_group_members{group=\"new\"} 3",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in\n{text}"
+            );
+        }
+        assert!(!text.contains("cohort_group_epoch{group=\"old\"}"));
+        // Stable again: the clock stops and restarts from zero next time.
+        let _ = t.record_consumer_group("new", "Stable", 3, facts(0), 13_000);
+        let text = render(&t.snapshot(14_000));
+        assert!(text.contains("cohort_group_reconciling_seconds{group=\"new\"} 0.000"));
     }
 
     #[test]

@@ -143,6 +143,10 @@ struct PartitionTrack {
 struct GroupTrack {
     state: Option<String>,
     members: Option<usize>,
+    /// What the consumer protocol (KIP-848) adds; `None` for a classic or simple group.
+    consumer: Option<ConsumerFacts>,
+    /// When this tracker first saw the group Assigning or Reconciling, in ms since the epoch.
+    reconciling_since_ms: Option<u64>,
     /// Offsets committed since tracked (one per partition per commit), for a counter.
     offset_commits: u64,
     partitions: BTreeMap<TopicPartition, PartitionTrack>,
@@ -153,6 +157,17 @@ struct GroupTrack {
 struct LogOffsets {
     log_start: Option<i64>,
     log_end: Option<i64>,
+}
+
+/// A consumer-protocol group's figures beyond state and members.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ConsumerFacts {
+    /// The group epoch.
+    pub group_epoch: i32,
+    /// The epoch of the target assignment.
+    pub assignment_epoch: i32,
+    /// Members not yet reconciled to the target assignment.
+    pub members_reconciling: usize,
 }
 
 /// One point of a group's lag history.
@@ -192,6 +207,14 @@ pub struct GroupSnapshot {
     pub state: Option<String>,
     /// Member count as last reported.
     pub members: Option<usize>,
+    /// `classic` (classic protocol or offsets only) or `consumer` (KIP-848).
+    pub group_type: &'static str,
+    /// The consumer protocol's epochs and reconciliation, for a consumer group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumer: Option<ConsumerFacts>,
+    /// How long the group has been Assigning or Reconciling (as this tracker saw it), in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconciling_ms: Option<u64>,
     /// Sum of the known partition lags.
     pub total_lag: Option<i64>,
     /// The worst partition status; none while a partition warms up and the others are not
@@ -380,10 +403,41 @@ impl LagTracker {
 
     /// A group's state and member count.
     pub fn record_group(&mut self, group: &str, state: &str, members: usize) -> Tracking {
+        self.record_group_facts(group, state, members, None, 0)
+    }
+
+    /// `record_group` for a consumer-protocol group, with its epochs and reconciliation;
+    /// `now_ms` starts the reconciling clock when the group starts Assigning or Reconciling.
+    pub fn record_consumer_group(
+        &mut self,
+        group: &str,
+        state: &str,
+        members: usize,
+        facts: ConsumerFacts,
+        now_ms: u64,
+    ) -> Tracking {
+        self.record_group_facts(group, state, members, Some(facts), now_ms)
+    }
+
+    fn record_group_facts(
+        &mut self,
+        group: &str,
+        state: &str,
+        members: usize,
+        consumer: Option<ConsumerFacts>,
+        now_ms: u64,
+    ) -> Tracking {
         let tracking = self.admit_group(group);
         if let Some(g) = self.groups.get_mut(group) {
             g.state = Some(state.to_string());
             g.members = Some(members);
+            g.consumer = consumer;
+            let reconciling = consumer.is_some() && matches!(state, "Assigning" | "Reconciling");
+            g.reconciling_since_ms = match (reconciling, g.reconciling_since_ms) {
+                (true, Some(since)) => Some(since),
+                (true, None) => Some(now_ms),
+                (false, _) => None,
+            };
         }
         tracking
     }
@@ -546,6 +600,13 @@ impl LagTracker {
                     group: id.clone(),
                     state: g.state.clone(),
                     members: g.members,
+                    group_type: if g.consumer.is_some() {
+                        "consumer"
+                    } else {
+                        "classic"
+                    },
+                    consumer: g.consumer,
+                    reconciling_ms: g.reconciling_since_ms.map(|t| now_ms.saturating_sub(t)),
                     total_lag: (!lags.is_empty())
                         .then(|| lags.iter().fold(0i64, |a, b| a.saturating_add(*b))),
                     status: worst.filter(|w| !warming_up || *w >= LagStatus::Stopped),
