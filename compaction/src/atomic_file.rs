@@ -44,6 +44,13 @@ pub enum AtomicFileError {
     BadName(String),
 }
 
+impl AtomicFileError {
+    /// Whether the write failed for lack of space (ENOSPC, EDQUOT).
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, AtomicFileError::Io(e) if e.is_storage_full())
+    }
+}
+
 fn check_name(name: &str) -> Result<(), AtomicFileError> {
     let plain = !name.is_empty()
         && name != "."
