@@ -198,8 +198,10 @@ pub struct Log {
     pub(crate) commit: GroupCommit,
     /// The budget its segment files are open under.
     pub(crate) files: OpenFiles,
-    /// Refuses appends while the disk is full (decision 0112); `None`: only the IO errors say.
+    /// Told of every ENOSPC/EDQUOT of an append (decision 0112); `None`: only the errors say.
     pub(crate) space: Option<SpaceGuard>,
+    /// Whether `space` also refuses appends up front (while full, or below its reserve).
+    pub(crate) space_admits: bool,
     /// Told when a sealed segment's index files could not be written for lack of space.
     pub(crate) index_space: Option<SpaceGuard>,
 }
@@ -268,6 +270,7 @@ impl Log {
             commit: GroupCommit::new(active.2),
             files,
             space: None,
+            space_admits: false,
             index_space: None,
         })
     }
@@ -276,7 +279,17 @@ impl Log {
     /// ENOSPC/EDQUOT) and its index files under `index_space` (see [`SpaceGuard`]).
     pub fn with_space(mut self, space: SpaceGuard, index_space: Option<SpaceGuard>) -> Log {
         self.space = Some(space);
+        self.space_admits = true;
         self.index_space = index_space;
+        self
+    }
+
+    /// Tells `space` of every ENOSPC/EDQUOT of an append without letting it refuse any: for a
+    /// writer that waits for room itself and must not be refused by a reserve meant for others
+    /// (the Raft log store).
+    pub fn observed_by(mut self, space: SpaceGuard) -> Log {
+        self.space = Some(space);
+        self.space_admits = false;
         self
     }
 
@@ -396,7 +409,7 @@ impl Log {
         };
         self.check_entries(entries)?;
         self.commit.check_poisoned()?;
-        if let Some(space) = &self.space {
+        if let Some(space) = self.space.as_ref().filter(|_| self.space_admits) {
             space.admit(entries.iter().map(Entry::frame_len).sum())?;
         }
         let mut writer = lock(&self.writer);

@@ -64,7 +64,7 @@ struct Inner {
     path: PathBuf,
     /// Writes are refused while free bytes would fall below this (0: only a failed write
     /// marks the guard full).
-    reserve_bytes: u64,
+    reserve_bytes: AtomicU64,
     full: AtomicBool,
     /// Free bytes must reach this to resume (set when the guard becomes full).
     resume_at_bytes: AtomicU64,
@@ -91,7 +91,7 @@ impl SpaceGuard {
             inner: Arc::new(Inner {
                 kind,
                 path: path.into(),
-                reserve_bytes,
+                reserve_bytes: AtomicU64::new(reserve_bytes),
                 full: AtomicBool::new(false),
                 resume_at_bytes: AtomicU64::new(0),
                 measured: Mutex::new(None),
@@ -113,7 +113,14 @@ impl SpaceGuard {
 
     /// The reserve this guard keeps free.
     pub fn reserve_bytes(&self) -> u64 {
-        self.inner.reserve_bytes
+        self.inner.reserve_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Changes the reserve (the owner of the path kind knows it once its configuration is).
+    pub fn set_reserve_bytes(&self, reserve_bytes: u64) {
+        self.inner
+            .reserve_bytes
+            .store(reserve_bytes, Ordering::Relaxed);
     }
 
     /// Whether writes of this path kind are refused now.
@@ -166,9 +173,10 @@ impl SpaceGuard {
                 return Err(self.refusal());
             }
         }
-        if self.inner.reserve_bytes > 0 {
+        let reserve = self.reserve_bytes();
+        if reserve > 0 {
             if let Ok(free) = free_bytes(&self.inner.path) {
-                if free.saturating_sub(bytes) < self.inner.reserve_bytes {
+                if free.saturating_sub(bytes) < reserve {
                     self.become_full(free, "free space below the reserve");
                     self.inner.refused.fetch_add(1, Ordering::Relaxed);
                     return Err(self.refusal());
@@ -196,9 +204,10 @@ impl SpaceGuard {
     }
 
     fn become_full(&self, free: u64, why: &str) {
+        let reserve = self.reserve_bytes();
         let resume_at = free
             .saturating_add(RESUME_SLACK_BYTES)
-            .max(self.inner.reserve_bytes.saturating_add(RESUME_SLACK_BYTES));
+            .max(reserve.saturating_add(RESUME_SLACK_BYTES));
         self.inner
             .resume_at_bytes
             .store(resume_at, Ordering::Release);
@@ -209,7 +218,7 @@ impl SpaceGuard {
                 path_kind = self.inner.kind,
                 path = %self.inner.path.display(),
                 free_bytes = free,
-                reserve_bytes = self.inner.reserve_bytes,
+                reserve_bytes = reserve,
                 cause = why,
                 "disk full on {} {}: writes refused until space is freed",
                 self.inner.kind,
