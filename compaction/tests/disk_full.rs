@@ -256,3 +256,17 @@ fn a_snapshot_that_meets_a_full_disk_leaves_no_temp_file_and_the_previous_one_st
     }
     assert_eq!(count, 100);
 }
+
+#[test]
+fn a_small_state_file_that_meets_a_full_disk_keeps_the_previous_one_and_no_temp_file() {
+    let Some(fs) = Tmpfs::mount(1 << 20) else {
+        return;
+    };
+    compaction::write_file_atomically(fs.path(), "state", b"vote 1").unwrap();
+    let _filler = fs.fill_completely("filler");
+    let error = compaction::write_file_atomically(fs.path(), "state", &[9u8; 8192]).unwrap_err();
+    assert!(error.is_storage_full(), "{error}");
+    assert!(!fs.path().join("state.tmp").exists(), "temp file left behind");
+    let kept = compaction::read_file_checked(fs.path(), "state").unwrap().unwrap();
+    assert_eq!(&kept[..], b"vote 1");
+}
