@@ -127,6 +127,8 @@ pub struct BrokerConfig {
     pub list_offsets_decompress_bytes: usize,
     /// Segment files kept open at once over every partition.
     pub open_segment_files_max: usize,
+    /// `--disk-reserve-bytes`: free space partition data leaves to the Raft log and metadata.
+    pub disk_reserve_bytes: u64,
     /// Period of retention enforcement.
     pub retention_check_interval: Duration,
     /// Period of lag sampling (and of log-offset polling).
@@ -199,6 +201,7 @@ impl BrokerConfig {
                 .connection_limits(args.max_connections, args.max_frame_bytes),
             list_offsets_decompress_bytes: args.limits.list_offsets_decompress_bytes_max,
             open_segment_files_max: args.limits.open_segment_files_max(),
+            disk_reserve_bytes: args.limits.disk_reserve_bytes,
             retention_check_interval: Duration::from_millis(args.retention_check_ms),
             lag_sample_interval: Duration::from_millis(args.lag_sample_interval_ms),
             lag: lag_config(args),

@@ -295,6 +295,28 @@ mod tests {
                 LogError::Poisoned("fsync".into()).into(),
                 ErrorCode::KafkaStorageError,
             ),
+            // A full disk (decision 0112): the guard's refusal and the raw ENOSPC alike.
+            (
+                LogError::StorageFull(compaction::SpaceRefused {
+                    kind: "partition-log",
+                    path: "/data/topics".into(),
+                })
+                .into(),
+                ErrorCode::KafkaStorageError,
+            ),
+            (
+                LogError::Io {
+                    op: "write",
+                    path: "/data/topics/t-0/log/0.log".into(),
+                    source: std::io::Error::from_raw_os_error(28),
+                }
+                .into(),
+                ErrorCode::KafkaStorageError,
+            ),
+            (
+                GroupError::from(raft_meta::WriteError::DiskFull("disk full".into())).into(),
+                ErrorCode::CoordinatorNotAvailable,
+            ),
             (
                 BrokerError::UnknownLeaderEpoch {
                     client: 3,

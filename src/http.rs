@@ -46,6 +46,8 @@ pub struct Routes {
     pub readiness: Arc<Readiness>,
     /// The data plane's open-file budget, exported as read at each scrape.
     pub open_files: compaction::OpenFiles,
+    /// The disk-full guards (`cohort_disk_full`).
+    pub disk: Arc<crate::disk::DiskSpace>,
 }
 
 impl Routes {
@@ -98,6 +100,7 @@ impl Routes {
             body.push('\n');
         }
         body.push_str(&self.readiness.render_gauges());
+        body.push_str(&self.disk.render_gauges());
         body
     }
 }

@@ -26,6 +26,7 @@ pub mod clock;
 pub mod cluster;
 pub mod config;
 pub mod data;
+pub mod disk;
 pub mod errors;
 pub mod group_coordinator;
 pub mod handlers;

@@ -44,6 +44,13 @@ pub enum AtomicFileError {
     BadName(String),
 }
 
+impl AtomicFileError {
+    /// Whether the write failed for lack of space (ENOSPC, EDQUOT).
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, AtomicFileError::Io(e) if e.is_storage_full())
+    }
+}
+
 fn check_name(name: &str) -> Result<(), AtomicFileError> {
     let plain = !name.is_empty()
         && name != "."
@@ -83,12 +90,17 @@ pub fn write_file_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(),
         .truncate(true)
         .open(&tmp)
         .map_err(|e| LogError::io("create", &tmp, e))?;
-    file.write_all(&content)
-        .map_err(|e| LogError::io("write", &tmp, e))?;
-    file.sync_all()
-        .map_err(|e| LogError::io("fsync", &tmp, e))?;
+    let written = file
+        .write_all(&content)
+        .map_err(|e| LogError::io("write", &tmp, e))
+        .and_then(|()| file.sync_all().map_err(|e| LogError::io("fsync", &tmp, e)));
     drop(file);
-    fsutil::rename(&tmp, &target)?;
+    if let Err(error) = written.and_then(|()| fsutil::rename(&tmp, &target)) {
+        // The previous file stands; the temp one would only hold space a retry needs (a full
+        // disk, decision 0112).
+        let _ = std::fs::remove_file(&tmp);
+        return Err(error.into());
+    }
     fsutil::sync_dir(dir)?;
     Ok(())
 }

@@ -70,6 +70,10 @@ pub enum LogError {
     /// write and sync until it is reopened (which re-reads what really is on disk).
     #[error("log stopped after a failed sync: {0}")]
     Poisoned(String),
+    /// The log's [`crate::SpaceGuard`] refused the append before anything was written: the
+    /// filesystem is full (or below its reserve). Retriable once space is freed.
+    #[error(transparent)]
+    StorageFull(#[from] crate::space::SpaceRefused),
 }
 
 /// What exactly is wrong at a corrupt position.
@@ -102,6 +106,24 @@ pub enum CorruptReason {
 }
 
 impl LogError {
+    /// Whether this is "no space left": a guard's refusal, or an IO call that failed with
+    /// ENOSPC or EDQUOT. (A poisoned log is not: its fsync failed, whatever the reason.)
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            LogError::StorageFull(_) => true,
+            LogError::Io { source, .. } => crate::space::is_storage_full_io(source),
+            _ => false,
+        }
+    }
+
+    /// The IO error inside, if this is one.
+    pub fn io_source(&self) -> Option<&io::Error> {
+        match self {
+            LogError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
     pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> LogError {
         LogError::Io {
             op,

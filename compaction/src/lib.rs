@@ -16,6 +16,7 @@
 //!   snapshot::{SnapshotWriter, SnapshotReader}: a compacted log as one file, written
 //!     temp -> fsync -> rename -> fsync dir, read back with every frame's CRC verified
 //!   atomic_file::{write_file_atomically, read_file_checked}: small state (a Raft vote)
+//!   space::SpaceGuard: ENOSPC/EDQUOT and a free-space reserve refuse writes, then resume
 //! ```
 //!
 //! [`log`] draws the write path and the recovery rules; [`frame`] the on-disk frame;
@@ -40,6 +41,7 @@ mod log_read;
 mod open_files;
 pub mod segment;
 pub mod snapshot;
+pub mod space;
 pub mod types;
 
 pub use atomic_file::{read_file_checked, write_file_atomically, AtomicFileError};
@@ -56,4 +58,5 @@ pub use snapshot::{
     install_snapshot_bytes, SnapshotError, SnapshotInfo, SnapshotLimits, SnapshotReader,
     SnapshotWriter,
 };
+pub use space::{SpaceGuard, SpaceRefused};
 pub use types::{Offset, TimestampMs};

@@ -47,6 +47,7 @@ use crate::index::SparseIndex;
 use crate::index_file;
 use crate::open_files::OpenFiles;
 use crate::segment::{self, ScanMode, Segment, SegmentHeader, Window, SEGMENT_HEADER_LEN};
+use crate::space::SpaceGuard;
 use crate::types::{Offset, TimestampMs};
 
 /// Where an append landed.
@@ -197,6 +198,12 @@ pub struct Log {
     pub(crate) commit: GroupCommit,
     /// The budget its segment files are open under.
     pub(crate) files: OpenFiles,
+    /// Told of every ENOSPC/EDQUOT of an append (decision 0112); `None`: only the errors say.
+    pub(crate) space: Option<SpaceGuard>,
+    /// Whether `space` also refuses appends up front (while full, or below its reserve).
+    pub(crate) space_admits: bool,
+    /// Told when a sealed segment's index files could not be written for lack of space.
+    pub(crate) index_space: Option<SpaceGuard>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -262,7 +269,40 @@ impl Log {
             }),
             commit: GroupCommit::new(active.2),
             files,
+            space: None,
+            space_admits: false,
+            index_space: None,
         })
+    }
+
+    /// Puts the log's appends under `space` (checked before every append, told of every
+    /// ENOSPC/EDQUOT) and its index files under `index_space` (see [`SpaceGuard`]).
+    pub fn with_space(mut self, space: SpaceGuard, index_space: Option<SpaceGuard>) -> Log {
+        self.space = Some(space);
+        self.space_admits = true;
+        self.index_space = index_space;
+        self
+    }
+
+    /// Tells `space` of every ENOSPC/EDQUOT of an append without letting it refuse any: for a
+    /// writer that waits for room itself and must not be refused by a reserve meant for others
+    /// (the Raft log store).
+    pub fn observed_by(mut self, space: SpaceGuard) -> Log {
+        self.space = Some(space);
+        self.space_admits = false;
+        self
+    }
+
+    /// The guard of the log's appends, if it has one.
+    pub fn space(&self) -> Option<&SpaceGuard> {
+        self.space.as_ref()
+    }
+
+    /// Tells the guard about a failed append step (ENOSPC/EDQUOT makes it full).
+    fn note_write_error(&self, error: &LogError) {
+        if let (Some(space), Some(source)) = (&self.space, error.io_source()) {
+            space.observe(source);
+        }
     }
 
     /// The directory holding the segment files.
@@ -369,6 +409,9 @@ impl Log {
         };
         self.check_entries(entries)?;
         self.commit.check_poisoned()?;
+        if let Some(space) = self.space.as_ref().filter(|_| self.space_admits) {
+            space.admit(entries.iter().map(Entry::frame_len).sum())?;
+        }
         let mut writer = lock(&self.writer);
         if first.first_offset != writer.next_offset {
             if self.read_view().is_empty() {
@@ -383,15 +426,17 @@ impl Log {
         let mut pending: Vec<&Entry> = Vec::new();
         for entry in entries {
             if self.should_roll(&writer, &pending, entry, now_ms.0) {
-                self.write_pending(&mut writer, &mut pending)?;
-                self.roll(&mut writer)?;
+                self.write_pending(&mut writer, &mut pending)
+                    .and_then(|()| self.roll(&mut writer))
+                    .inspect_err(|e| self.note_write_error(e))?;
             }
             if writer.roll_clock_start_ms.is_none() {
                 writer.roll_clock_start_ms = Some(now_ms.0);
             }
             pending.push(entry);
         }
-        self.write_pending(&mut writer, &mut pending)?;
+        self.write_pending(&mut writer, &mut pending)
+            .inspect_err(|e| self.note_write_error(e))?;
         Ok(AppendInfo {
             first_offset: first.first_offset,
             last_offset: last.last_offset,
@@ -495,7 +540,7 @@ impl Log {
         // Index files are a cache: failing to write one costs a scan at the next open, nothing
         // more, so the roll goes on.
         if let Err(error) = index_file::write(&self.dir, &sealed) {
-            tracing::warn!(%error, segment = %old.path.display(), "could not write index files");
+            self.index_write_failed(&error, &old.path, old.base());
         }
         let view = create_segment_view(&self.dir, writer.next_offset, &self.files)?;
         writer.active = Arc::clone(&view.segment);
@@ -503,6 +548,21 @@ impl Log {
         writer.roll_clock_start_ms = None;
         self.write_view().segments.push(view);
         Ok(())
+    }
+
+    /// A sealed segment's index files could not be written: a partial file is removed (it would
+    /// only hold space and fail its check at open) and a full disk is told to the index guard.
+    pub(crate) fn index_write_failed(&self, error: &LogError, segment: &Path, base: Offset) {
+        if error.is_storage_full() {
+            if let (Some(space), Some(source)) = (&self.index_space, error.io_source()) {
+                space.observe(source);
+            }
+            if let Err(removed) = index_file::remove(&self.dir, base) {
+                tracing::warn!(error = %removed, segment = %segment.display(), "could not remove partial index files");
+            }
+        } else {
+            tracing::warn!(%error, segment = %segment.display(), "could not write index files");
+        }
     }
 
     /// Replaces the only, empty segment by one starting at `base` (an empty log may start

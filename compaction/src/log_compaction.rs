@@ -138,7 +138,18 @@ impl Log {
         let mut outcome = CompactionOutcome::default();
         for group in plan_groups(&segments[..sealed], &removable, &self.config) {
             let until = segments[group.end].segment.base();
-            let rewritten = self.rewrite_group(&segments[group.clone()], until, &latest)?;
+            let base = segments[group.start].segment.base();
+            let rewritten = match self.rewrite_group(&segments[group.clone()], until, &latest) {
+                Ok(rewritten) => rewritten,
+                Err(error) => {
+                    // The half-written `.cleaned` file is garbage (open removes it too); on a
+                    // full disk it holds the space everything else needs. The sealed segments
+                    // are untouched: compaction simply did not happen.
+                    let cleaned = self.dir.join(segment::file_name(base, CLEANED_SUFFIX));
+                    let _ = fsutil::remove_file(&cleaned);
+                    return Err(error);
+                }
+            };
             outcome.segments_rewritten += group.len();
             outcome.segments_written += 1;
             outcome.bytes_before += segments[group.clone()].iter().map(|s| s.end).sum::<u64>();

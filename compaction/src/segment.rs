@@ -167,9 +167,17 @@ impl Segment {
         files: &OpenFiles,
     ) -> Result<Segment, LogError> {
         let file = fsutil::create_new(&path)?;
-        fsutil::write_all_at(&file, &path, &header.encode(), 0)?;
-        file.sync_data()
-            .map_err(|e| LogError::io("fdatasync", &path, e))?;
+        let written = fsutil::write_all_at(&file, &path, &header.encode(), 0).and_then(|()| {
+            file.sync_data()
+                .map_err(|e| LogError::io("fdatasync", &path, e))
+        });
+        if let Err(error) = written {
+            // Not in any view yet: remove it, or the next roll's `create_new` would find it (a
+            // full disk fails here, and the roll is retried once space is freed).
+            drop(file);
+            let _ = fsutil::remove_file(&path);
+            return Err(error);
+        }
         Ok(Segment::new(path, file, header, files))
     }
 

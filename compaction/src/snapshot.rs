@@ -94,6 +94,13 @@ pub enum SnapshotError {
     BadName(String),
 }
 
+impl SnapshotError {
+    /// Whether the write failed for lack of space (ENOSPC, EDQUOT).
+    pub fn is_storage_full(&self) -> bool {
+        matches!(self, SnapshotError::Io(e) if e.is_storage_full())
+    }
+}
+
 /// What is wrong inside a corrupt snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SnapshotFault {
@@ -267,10 +274,15 @@ impl SnapshotWriter {
             .ok_or(SnapshotError::Io(LogError::Unsupported(
                 "snapshot finished twice",
             )))?;
-        file.sync_all()
-            .map_err(|e| LogError::io("fsync", &self.temp_path, e))?;
+        let synced = file
+            .sync_all()
+            .map_err(|e| LogError::io("fsync", &self.temp_path, e));
         drop(file);
-        fsutil::rename(&self.temp_path, &self.path)?;
+        if let Err(error) = synced.and_then(|()| fsutil::rename(&self.temp_path, &self.path)) {
+            // The temp file is garbage; on a full disk it holds the space the next try needs.
+            let _ = std::fs::remove_file(&self.temp_path);
+            return Err(error.into());
+        }
         fsutil::sync_dir(&self.dir)?;
         Ok(SnapshotInfo {
             path: self.path.clone(),
@@ -517,12 +529,19 @@ pub fn install_snapshot_bytes(
         .truncate(true)
         .open(&temp_path)
         .map_err(|e| LogError::io("create", &temp_path, e))?;
-    file.write_all(&bytes)
-        .map_err(|e| LogError::io("write", &temp_path, e))?;
-    file.sync_all()
-        .map_err(|e| LogError::io("fsync", &temp_path, e))?;
+    let written = file
+        .write_all(&bytes)
+        .map_err(|e| LogError::io("write", &temp_path, e))
+        .and_then(|()| {
+            file.sync_all()
+                .map_err(|e| LogError::io("fsync", &temp_path, e))
+        });
     drop(file);
-    fsutil::rename(&temp_path, &path)?;
+    if let Err(error) = written.and_then(|()| fsutil::rename(&temp_path, &path)) {
+        // A half-written temp file holds the space a retry needs (a full disk).
+        let _ = std::fs::remove_file(&temp_path);
+        return Err(error.into());
+    }
     fsutil::sync_dir(dir)?;
     Ok(SnapshotInfo {
         path,

@@ -43,6 +43,9 @@ pub(crate) struct Control {
     pub halted: tokio::sync::watch::Receiver<Option<ApplyHalted>>,
     /// What this process found in its log store at start (see [`confirm_leadership`]).
     pub read_floor: Option<ReadFloor>,
+    /// The Raft log's disk-full guard: new commands are refused while it is full (entries
+    /// already in flight wait in the store until there is room).
+    pub space: Option<compaction::SpaceGuard>,
 }
 
 /// The last log index a process found at start, and the term of the vote it had persisted.
@@ -103,6 +106,11 @@ impl Control {
             return Err(WriteError::ShuttingDown);
         }
         (self.admit)(&command).map_err(|e| WriteError::Refused(e.0))?;
+        if let Some(space) = &self.space {
+            space
+                .admit(command.len() as u64)
+                .map_err(|e| WriteError::DiskFull(e.to_string()))?;
+        }
         let (reply, rx) = oneshot::channel();
         self.writes
             .send(PendingWrite { command, reply })

@@ -31,6 +31,10 @@ pub enum WriteError {
     /// nothing was written. Replicating it would halt every replica like the leader.
     #[error("command refused by the leader: {0}")]
     Refused(String),
+    /// The leader's Raft log is on a full disk (decision 0112): nothing was written; retriable
+    /// once space is freed there. (Last variant: peers encode this enum by position.)
+    #[error("{0}")]
+    DiskFull(String),
 }
 
 #[derive(Debug, thiserror::Error)]

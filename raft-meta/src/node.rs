@@ -94,6 +94,10 @@ pub struct Tuning {
     pub elections: Elections,
     /// Caps and timeouts of the peer port.
     pub peer_port: crate::network::PeerPortLimits,
+    /// New commands are refused (`WriteError::DiskFull`) while the Raft log's filesystem has
+    /// less than this free, so openraft's own entries, the vote and snapshots still have room
+    /// (decision 0112). 0: refused only once a log write met a full disk.
+    pub command_disk_reserve_bytes: u64,
 }
 
 impl Tuning {
@@ -133,6 +137,7 @@ impl Default for Tuning {
             request_timeout: Duration::from_secs(5),
             elections: Elections::PreVote,
             peer_port: crate::network::PeerPortLimits::default(),
+            command_disk_reserve_bytes: 0,
         }
     }
 }
@@ -329,6 +334,9 @@ impl<A: Application> MetaNode<A> {
                 term: start_vote.map_or(0, |v| v.leader_id.term),
                 index: l.index,
             }),
+            space: log.space().inspect(|space| {
+                space.set_reserve_bytes(tuning.command_disk_reserve_bytes);
+            }),
         };
 
         let mut tasks = Vec::new();
@@ -351,6 +359,7 @@ impl<A: Application> MetaNode<A> {
             sm.purge_floor(),
         )));
         tasks.push(tokio::spawn(snapshot_on_bytes(raft.clone(), sm.clone())));
+        tasks.push(tokio::spawn(snapshot_after_space(raft.clone(), sm.clone())));
 
         if tuning.elections == Elections::PreVote {
             tasks.push(tokio::spawn(
@@ -629,6 +638,16 @@ impl<A: Application> MetaNode<A> {
         self.lease.holds()
     }
 
+    /// The disk-full guards of this node's Raft data: the log (segment store) and the
+    /// snapshots (decision 0112). The binary shows them in `/metrics` and re-checks them.
+    pub fn space_guards(&self) -> Vec<compaction::SpaceGuard> {
+        self.log
+            .space()
+            .into_iter()
+            .chain(std::iter::once(self.sm.space().clone()))
+            .collect()
+    }
+
     /// The lease itself (its length, what is left of it).
     pub fn lease(&self) -> &LeaderLease {
         &self.lease
@@ -803,6 +822,27 @@ async fn purge_behind_snapshots(raft: Raft, mut floor: watch::Receiver<Option<u6
         }
         if floor.changed().await.is_err() {
             return;
+        }
+    }
+}
+
+/// Builds a snapshot that was postponed for lack of space once the snapshot directory's disk
+/// has room again (re-measured every 100 ms while it is full; decision 0112).
+async fn snapshot_after_space<A: Application>(raft: Raft, sm: StateMachine<A>) {
+    let mut tick = tokio::time::interval(compaction::space::RECHECK_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tick.tick().await;
+        let space = sm.space().clone();
+        let still_full = space.is_full()
+            && tokio::task::spawn_blocking(move || space.recheck())
+                .await
+                .unwrap_or(true);
+        if !still_full && sm.take_postponed() {
+            tracing::info!("building the snapshot postponed for lack of space");
+            if raft.trigger().snapshot().await.is_err() {
+                return;
+            }
         }
     }
 }

@@ -51,6 +51,15 @@ pub enum SnapshotFileError {
 }
 
 impl SnapshotFileError {
+    /// Whether the write failed for lack of space (ENOSPC, EDQUOT).
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            SnapshotFileError::Io { source, .. } => compaction::space::is_storage_full_io(source),
+            SnapshotFileError::Engine(e) => e.is_storage_full(),
+            _ => false,
+        }
+    }
+
     /// Damage in the file itself (fall back to an older snapshot), as opposed to an IO failure
     /// (stop: the disk is in trouble, not this file) or a file that verifies but that this
     /// binary cannot read (stop: it was written by a newer binary, or by a bug; falling back

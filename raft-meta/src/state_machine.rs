@@ -21,11 +21,12 @@
 
 use std::io::Cursor;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use bytes::Bytes;
+use compaction::SpaceGuard;
 use openraft::storage::{RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder, StorageIOError};
 use tokio::sync::{watch, Notify};
@@ -65,6 +66,11 @@ struct Shared<A> {
     snapshot_io: tokio::sync::Mutex<()>,
     /// Set, once and for good, when an entry or a snapshot could not be applied.
     halted: watch::Sender<Option<ApplyHalted>>,
+    /// The snapshot directory's disk-full state (decision 0112): a build that meets a full
+    /// disk is postponed (the kept snapshots and the log behind them stay), an install waits.
+    space: SpaceGuard,
+    /// A build was postponed for lack of space: retried once the disk has room.
+    postponed: AtomicBool,
 }
 
 /// The openraft state machine; clones share state (one is handed to openraft, one kept by the
@@ -109,6 +115,7 @@ impl<A: Application> StateMachine<A> {
         mut app: A,
         snapshot_bytes_threshold: u64,
     ) -> Result<Self, OpenStateMachineError> {
+        let space = SpaceGuard::new("snapshot", dir, 0);
         let dir = SnapshotDir::open(dir)?;
         let mut last_applied = None;
         let mut membership = StoredMembership::default();
@@ -148,8 +155,36 @@ impl<A: Application> StateMachine<A> {
                 purge_floor,
                 snapshot_io: tokio::sync::Mutex::new(()),
                 halted: watch::channel(None).0,
+                space,
+                postponed: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// The snapshot directory's disk-full guard.
+    pub fn space(&self) -> &SpaceGuard {
+        &self.shared.space
+    }
+
+    /// Takes the "a build was postponed for lack of space" mark (the node's retry task asks).
+    pub fn take_postponed(&self) -> bool {
+        self.shared.postponed.swap(false, Ordering::AcqRel)
+    }
+
+    /// What `build_snapshot` answers when it postpones: the snapshot openraft already has (or
+    /// the empty state's), which openraft takes as "nothing newer" and changes nothing for.
+    fn postponed_snapshot(&self, why: &str) -> Snapshot<TypeConfig> {
+        self.shared.postponed.store(true, Ordering::Release);
+        tracing::debug!(reason = why, "snapshot postponed: disk full");
+        let meta = self.current_snapshot_meta().unwrap_or(SnapshotMeta {
+            last_log_id: None,
+            last_membership: StoredMembership::default(),
+            snapshot_id: String::new(),
+        });
+        Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(Vec::new())),
+        }
     }
 
     /// Why this node stopped applying, once it has.
@@ -270,6 +305,9 @@ fn snapshot_read_err(e: &SnapshotFileError) -> StorageError {
 impl<A: Application> RaftSnapshotBuilder<TypeConfig> for StateMachine<A> {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
         let _io = self.shared.snapshot_io.lock().await;
+        if let Err(refused) = self.shared.space.admit(0) {
+            return Ok(self.postponed_snapshot(&refused.to_string()));
+        }
         let started = Instant::now();
         let (records, last_applied, membership) = {
             let applied = read_lock(&self.shared.applied);
@@ -289,13 +327,23 @@ impl<A: Application> RaftSnapshotBuilder<TypeConfig> for StateMachine<A> {
             last_membership: membership,
             snapshot_id,
         };
-        let file = self
+        let file = match self
             .persist(&meta, {
                 let meta = meta.clone();
                 move |dir| dir.write(&meta, &records)
             })
             .await
-            .map_err(|e| snapshot_write_err(&e))?;
+        {
+            Ok(file) => file,
+            // Postponed, not failed: a failed build stops openraft, and nothing is lost by
+            // waiting (the previous snapshots and the log behind them are all kept, the purge
+            // floor does not move); the node's retry task builds it once there is room.
+            Err(e) if e.is_storage_full() => {
+                self.shared.space.mark_full(&e.to_string());
+                return Ok(self.postponed_snapshot(&e.to_string()));
+            }
+            Err(e) => return Err(snapshot_write_err(&e)),
+        };
         let dir = self.shared.dir.clone();
         let image = tokio::task::spawn_blocking(move || dir.read_image(&file))
             .await
@@ -443,9 +491,19 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         }
         // Persist before switching state: once openraft hears back it may purge the log.
         let bytes = image.len();
+        let space = self.shared.space.clone();
         self.persist(meta, {
             let meta = meta.clone();
-            move |dir| dir.install(&meta, image)
+            // A full disk: wait for room and try again (a failed install stops openraft).
+            move |dir| loop {
+                match dir.install(&meta, image.clone()) {
+                    Err(e) if e.is_storage_full() => {
+                        space.mark_full(&e.to_string());
+                        space.wait_until_writable();
+                    }
+                    other => return other,
+                }
+            }
         })
         .await
         .map_err(|e| snapshot_write_err(&e))?;

@@ -239,6 +239,11 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
             |a: &ServeArgs| a.limits.open_segment_files_max,
         ),
         Rule::range(
+            "--disk-reserve-bytes",
+            0..=limits::DISK_RESERVE_BYTES_MAX,
+            |a: &ServeArgs| a.limits.disk_reserve_bytes,
+        ),
+        Rule::range(
             "--list-offsets-decompress-bytes-max",
             limits::DECOMPRESS_MIN..=protocol::batch::MAX_DECOMPRESSED_BYTES,
             |a: &ServeArgs| a.limits.list_offsets_decompress_bytes_max,
@@ -536,6 +541,9 @@ mod tests {
     rejects!(open_segment_files_is_bounded, "--open-segment-files-max",
         bad: [["--open-segment-files-max", "15"], ["--open-segment-files-max", "1000001"]],
         good: [["--open-segment-files-max", "16"], ["--open-segment-files-max", "1000000"]]);
+    rejects!(disk_reserve_is_bounded, "--disk-reserve-bytes",
+        bad: [["--disk-reserve-bytes", "1099511627777"]],
+        good: [["--disk-reserve-bytes", "0"], ["--disk-reserve-bytes", "1099511627776"]]);
     rejects!(list_offsets_budget_is_bounded, "--list-offsets-decompress-bytes-max",
         bad: [["--list-offsets-decompress-bytes-max", "1048575"],
               ["--list-offsets-decompress-bytes-max", "268435457"]],

@@ -55,7 +55,7 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
         ),
         format!(
             "limits: frame {}, {} connections (idle {} s, send {} s), request memory {}, {} \
-             segment files, lag {} groups / {} partitions",
+             segment files, lag {} groups / {} partitions, disk reserve {}",
             size(limits.max_frame_bytes),
             limits.max_connections,
             limits.idle_timeout.as_secs(),
@@ -63,7 +63,8 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             size(args.limits.queued_max_request_bytes),
             config.open_segment_files_max,
             config.lag.groups_max,
-            config.lag.partitions_max
+            config.lag.partitions_max,
+            size(usize::try_from(config.disk_reserve_bytes).unwrap_or(usize::MAX))
         ),
     ]
 }

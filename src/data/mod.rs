@@ -76,6 +76,8 @@ pub struct DataPlane {
     timestamp_lookups: LookupBudget,
     /// The open-file budget of every partition's segments.
     open_files: compaction::OpenFiles,
+    /// The guards every partition log is opened under.
+    space: Option<DataSpace>,
 }
 
 /// Bounds of the data plane.
@@ -85,6 +87,18 @@ pub struct DataLimits {
     pub list_offsets_decompress_bytes: usize,
     /// `--open-segment-files-max`: every partition's segment files share it.
     pub open_files: compaction::OpenFiles,
+    /// The disk-full guards of partition logs and their index files (decision 0112); `None`:
+    /// appends are refused only by the errors of a full disk.
+    pub space: Option<DataSpace>,
+}
+
+/// The guards a partition log is opened under.
+#[derive(Debug, Clone)]
+pub struct DataSpace {
+    /// Refuses appends while full or below `--disk-reserve-bytes`.
+    pub log: compaction::SpaceGuard,
+    /// Told when a sealed segment's index files could not be written.
+    pub index: compaction::SpaceGuard,
 }
 
 impl std::fmt::Debug for DataPlane {
@@ -118,6 +132,7 @@ impl DataPlane {
             opening: Mutex::new(()),
             timestamp_lookups: LookupBudget::new(limits.list_offsets_decompress_bytes),
             open_files: limits.open_files,
+            space: limits.space,
         })
     }
 
@@ -250,6 +265,7 @@ impl DataPlane {
             index,
             self.sync_before_ack,
             &self.open_files,
+            self.space.as_ref(),
         )?);
         tracing::debug!(topic = %spec.name, partition = index,
             end = partition.log_end_offset(), "opened partition");

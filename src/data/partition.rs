@@ -175,6 +175,7 @@ impl Partition {
         index: i32,
         sync_before_ack: bool,
         files: &compaction::OpenFiles,
+        space: Option<&super::DataSpace>,
     ) -> Result<Partition, LogError> {
         let io = |op, e| LogError::Io {
             op,
@@ -203,6 +204,10 @@ impl Partition {
             ..LogConfig::default()
         };
         let log = Log::open_with_files(dir.join("log"), log_config, files.clone())?;
+        let log = match space {
+            Some(space) => log.with_space(space.log.clone(), Some(space.index.clone())),
+            None => log,
+        };
         let mut producers = ProducerStates::default();
         replay_producers(&log, &mut producers)?;
         let end = from_offset(log.next_offset());

@@ -25,6 +25,9 @@ impl From<WriteError> for GroupError {
             | WriteError::Busy
             | WriteError::Unavailable(_)
             | WriteError::Indeterminate(_)
+            // The leader's Raft log is on a full disk: retriable once space is freed there
+            // (decision 0112); Kafka clients retry COORDINATOR_NOT_AVAILABLE.
+            | WriteError::DiskFull(_)
             // The leader runs an older binary than the command's writer: retriable once the
             // upgrade reaches it.
             | WriteError::Refused(_) => GroupError::NotAvailable(e.to_string()),

@@ -225,6 +225,7 @@ pub(crate) mod test_support {
                 crate::data::DataLimits {
                     list_offsets_decompress_bytes: config.list_offsets_decompress_bytes,
                     open_files: compaction::OpenFiles::new(config.open_segment_files_max),
+                    space: None,
                 },
             )
             .unwrap(),

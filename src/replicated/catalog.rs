@@ -115,7 +115,9 @@ pub(super) fn catalog_write_error(e: WriteError) -> CatalogError {
             CatalogError::NotController
         }
         WriteError::Busy | WriteError::Indeterminate(_) => CatalogError::Timeout(e.to_string()),
-        WriteError::CommandTooLarge { .. } | WriteError::Refused(_) => {
+        // A full disk under the leader's Raft log (decision 0112): KAFKA_STORAGE_ERROR, which
+        // Kafka clients retry.
+        WriteError::CommandTooLarge { .. } | WriteError::Refused(_) | WriteError::DiskFull(_) => {
             CatalogError::Storage(e.to_string())
         }
     }

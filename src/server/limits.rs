@@ -20,6 +20,10 @@ pub const CONNECTIONS_SEND_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 pub const REQUEST_RECEIVE_TIMEOUT_MS_DEFAULT: u64 = 30_000;
 /// Default decompressed bytes all ListOffsets-by-timestamp lookups hold at once.
 pub const LIST_OFFSETS_DECOMPRESS_BYTES_DEFAULT: usize = 64 << 20;
+/// Default free space partition data leaves to the Raft log and metadata (decision 0112).
+pub const DISK_RESERVE_BYTES_DEFAULT: u64 = 64 << 20;
+/// Largest `--disk-reserve-bytes` (1 TiB).
+pub const DISK_RESERVE_BYTES_MAX: u64 = 1 << 40;
 
 /// Flags bounding what clients can make the broker hold.
 #[derive(Debug, Clone, Args)]
@@ -58,6 +62,13 @@ pub struct LimitArgs {
     /// over every request; lookups queue for it, and a batch needing more is refused.
     #[arg(long, default_value_t = LIST_OFFSETS_DECOMPRESS_BYTES_DEFAULT)]
     pub list_offsets_decompress_bytes_max: usize,
+
+    /// Free bytes partition data leaves on its filesystem: a Produce that would go below it
+    /// gets KAFKA_STORAGE_ERROR, so the Raft log, snapshots and metadata still have room to
+    /// record state (new group and topic commands stop at a quarter of it). 0: refuse only
+    /// once a write meets a full disk.
+    #[arg(long, default_value_t = DISK_RESERVE_BYTES_DEFAULT)]
+    pub disk_reserve_bytes: u64,
 }
 
 /// Bounds of client connections, resolved from the flags.

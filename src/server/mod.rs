@@ -179,10 +179,15 @@ impl Server {
         let lag = Arc::new(LagFeed::new(config.lag));
         // Made before the data plane so that /metrics reports it from the start.
         let open_files = compaction::OpenFiles::new(config.open_segment_files_max);
+        let disk = Arc::new(crate::disk::DiskSpace::new(
+            &config.data_dir,
+            config.disk_reserve_bytes,
+        ));
         let http_routes = Arc::new(crate::http::Routes {
             lag: lag.clone(),
             readiness: readiness.clone(),
             open_files: open_files.clone(),
+            disk: disk.clone(),
         });
         let http_task = tokio::spawn(crate::http::run(
             http_listener,
@@ -201,6 +206,9 @@ impl Server {
             .await?,
         );
         readiness.groups_started(&groups);
+        disk.add_raft(groups.node().space_guards());
+        // Ends with the shutdown signal (or when start fails and drops its sender).
+        tokio::spawn(disk.clone().run_rechecks(shutdown_rx.clone()));
         // Serve the topic list as committed, not as a half-replayed log. A one-voter cluster
         // also becomes the active coordinator here, so its first clients never see
         // NOT_COORDINATOR.
@@ -214,6 +222,10 @@ impl Server {
             crate::data::DataLimits {
                 list_offsets_decompress_bytes: config.list_offsets_decompress_bytes,
                 open_files,
+                space: Some(crate::data::DataSpace {
+                    log: disk.partition_log().clone(),
+                    index: disk.index().clone(),
+                }),
             },
         )?);
         // Before the reconcile task, which waits for it to act on the deletions applied so far.

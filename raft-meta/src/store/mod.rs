@@ -86,6 +86,14 @@ impl LogStore {
         }
     }
 
+    /// The disk-full guard of the log (the segment store; sled reports its own IO errors).
+    pub fn space(&self) -> Option<compaction::SpaceGuard> {
+        match self {
+            LogStore::Sled(_) => None,
+            LogStore::Segments(s) => Some(s.space().clone()),
+        }
+    }
+
     /// Durability syncs run since open: sled flushes, or the segment log's group-committed
     /// fdatasyncs (appends per sync is the batching ratio).
     pub fn sync_count(&self) -> u64 {

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
-use compaction::{Log, LogConfig, LogError, Offset, TimestampMs};
+use compaction::{Log, LogConfig, LogError, Offset, SpaceGuard, TimestampMs};
 use openraft::storage::{LogFlushed, LogState, RaftLogStorage};
 use openraft::{OptionalSend, RaftLogReader};
 use serde::Deserialize;
@@ -77,6 +77,17 @@ pub enum SegmentStoreError {
     Join(String),
 }
 
+impl SegmentStoreError {
+    /// Whether the write failed for lack of space (ENOSPC, EDQUOT, or the guard refused it).
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            SegmentStoreError::Log(e) => e.is_storage_full(),
+            SegmentStoreError::StateFile(e) => e.is_storage_full(),
+            _ => false,
+        }
+    }
+}
+
 /// The small state kept beside the log.
 /// (Deserialize only reads the untagged file of c076aca and before.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -122,6 +133,9 @@ impl RaftStateFile {
 struct Inner {
     dir: PathBuf,
     log: Log,
+    /// The Raft log's disk-full state (decision 0112): a write that meets a full disk waits
+    /// here and is retried, never failed (a failed log write stops openraft for good).
+    space: SpaceGuard,
     /// Mirrors the state file; `committed` may be ahead of the file (it is written lazily).
     state: Mutex<RaftStateFile>,
     /// The last entry's id, so `get_log_state` needs no read.
@@ -168,6 +182,26 @@ impl Inner {
         m::record_fsync(started.elapsed());
         *self.state_written.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
         Ok(())
+    }
+
+    /// Runs `write` until it succeeds or fails for another reason than a full disk; while the
+    /// disk is full it waits (re-measuring free space with a back-off up to 100 ms). The guard
+    /// logs one line when the Raft log becomes full and one when it resumes.
+    fn until_written<T>(
+        &self,
+        mut write: impl FnMut(&Inner) -> Result<T, SegmentStoreError>,
+    ) -> Result<T, SegmentStoreError> {
+        loop {
+            match write(self) {
+                Err(e) if e.is_storage_full() => {
+                    if !self.space.is_full() {
+                        self.space.mark_full(&e.to_string());
+                    }
+                    self.space.wait_until_writable();
+                }
+                other => return other,
+            }
+        }
     }
 
     fn last_entry(&self) -> Result<Option<LogId>, SegmentStoreError> {
@@ -246,7 +280,10 @@ impl SegmentLogStore {
             max_segment_bytes: SEGMENT_BYTES,
             ..LogConfig::default()
         };
-        let log = Log::open(dir.join("segments"), config)?;
+        let space = SpaceGuard::new("raft-log", dir, 0);
+        // Observed, not admitted: the store waits for room itself; the guard's reserve only
+        // holds back new client commands (`Control::write`).
+        let log = Log::open(dir.join("segments"), config)?.observed_by(space.clone());
         let state: RaftStateFile = match compaction::read_file_checked(dir, STATE_FILE)? {
             None => RaftStateFile::default(),
             Some(raw) => {
@@ -260,6 +297,7 @@ impl SegmentLogStore {
         let inner = Inner {
             dir: dir.to_path_buf(),
             log,
+            space,
             state: Mutex::new(state),
             last: Mutex::new(None),
             state_written: Mutex::new(Instant::now()),
@@ -280,6 +318,11 @@ impl SegmentLogStore {
             inner: Arc::new(inner),
             probe,
         })
+    }
+
+    /// The Raft log's disk-full guard.
+    pub fn space(&self) -> &SpaceGuard {
+        &self.inner.space
     }
 
     /// Bytes of the segment files.
@@ -351,7 +394,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
         self.blocking(move |inner| {
             let mut next = inner.lock_state().clone();
             next.vote = Some(vote);
-            inner.write_state(&next)?;
+            inner.until_written(|inner| inner.write_state(&next))?;
             inner.lock_state().vote = Some(vote);
             Ok(())
         })
@@ -378,7 +421,17 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
         if due {
             self.blocking(|inner| {
                 let state = inner.lock_state().clone();
-                inner.write_state(&state)
+                match inner.write_state(&state) {
+                    // The mark is lazy: on a full disk it waits for the next vote, purge or
+                    // turn, and the guard (now full) holds back new client writes.
+                    Err(e) if e.is_storage_full() => {
+                        if !inner.space.is_full() {
+                            inner.space.mark_full(&e.to_string());
+                        }
+                        Ok(())
+                    }
+                    other => other,
+                }
             })
             .await
             .map_err(errors::write_any)?;
@@ -423,8 +476,13 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
         let first = frames[0].first_offset.0;
         let result = self
             .blocking(move |inner| {
-                inner.make_room(first)?;
-                let info = inner.log.append(&frames, TimestampMs(0))?;
+                // A full disk: the append waits and is retried (after cutting whatever prefix
+                // of `frames` made it in), so openraft neither stops nor hears of a write that
+                // did not happen. A failed fdatasync is not retried: the log is poisoned.
+                let info = inner.until_written(|inner| {
+                    inner.make_room(first)?;
+                    Ok(inner.log.append(&frames, TimestampMs(0))?)
+                })?;
                 *inner.lock_last() = last;
                 let sync_started = Instant::now();
                 inner.log.sync_to(info.next_offset)?;
@@ -467,7 +525,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
             // hide and open removes, never a hole in front of the purge point.
             let mut next = inner.lock_state().clone();
             next.last_purged = Some(log_id);
-            inner.write_state(&next)?;
+            inner.until_written(|inner| inner.write_state(&next))?;
             inner.lock_state().last_purged = Some(log_id);
             let last = *inner.lock_last();
             if last.is_none_or(|l| l.index <= log_id.index) {
