@@ -266,7 +266,12 @@ fn a_small_state_file_that_meets_a_full_disk_keeps_the_previous_one_and_no_temp_
     let _filler = fs.fill_completely("filler");
     let error = compaction::write_file_atomically(fs.path(), "state", &[9u8; 8192]).unwrap_err();
     assert!(error.is_storage_full(), "{error}");
-    assert!(!fs.path().join("state.tmp").exists(), "temp file left behind");
-    let kept = compaction::read_file_checked(fs.path(), "state").unwrap().unwrap();
+    assert!(
+        !fs.path().join("state.tmp").exists(),
+        "temp file left behind"
+    );
+    let kept = compaction::read_file_checked(fs.path(), "state")
+        .unwrap()
+        .unwrap();
     assert_eq!(&kept[..], b"vote 1");
 }

@@ -33,14 +33,15 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
         ),
         format!(
             "topics: {durability}, retention checked every {} ms, auto-create {}, default \
-             partitions {}",
+             partitions {}, disk reserve {}",
             config.retention_check_interval.as_millis(),
             if config.auto_create_topics {
                 "on"
             } else {
                 "off"
             },
-            config.default_num_partitions
+            config.default_num_partitions,
+            size(usize::try_from(config.disk_reserve_bytes).unwrap_or(usize::MAX))
         ),
         format!(
             "groups: session timeout {}..{} ms, initial rebalance delay {} ms, max size {}, \
@@ -55,7 +56,7 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
         ),
         format!(
             "limits: frame {}, {} connections (idle {} s, send {} s), request memory {}, {} \
-             segment files, lag {} groups / {} partitions, disk reserve {}",
+             segment files, lag {} groups / {} partitions",
             size(limits.max_frame_bytes),
             limits.max_connections,
             limits.idle_timeout.as_secs(),
@@ -63,8 +64,7 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             size(args.limits.queued_max_request_bytes),
             config.open_segment_files_max,
             config.lag.groups_max,
-            config.lag.partitions_max,
-            size(usize::try_from(config.disk_reserve_bytes).unwrap_or(usize::MAX))
+            config.lag.partitions_max
         ),
     ]
 }
