@@ -321,3 +321,79 @@ fn a_snapshot_build_on_a_full_disk_is_postponed_and_built_once_space_is_freed() 
         node.shutdown().await;
     });
 }
+
+#[test]
+fn a_follower_whose_disk_is_full_holds_nothing_up_and_catches_up_once_space_is_freed() {
+    // One tmpfs per node, so one follower's disk can fill while the others' do not.
+    let Some(fses) = (0..3)
+        .map(|_| Tmpfs::mount(16 << 20))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    run_alone(async {
+        let (ls, peers) = listeners(3).await;
+        let t = tuning();
+        let mut nodes = Vec::new();
+        for (i, l) in ls.into_iter().enumerate() {
+            let id = i as u64 + 1;
+            let b = Bootstrap::Cluster(peers.clone());
+            nodes.push(start(id, fses[i].path(), l, RaftStore::Segments, b, t.clone()).await);
+        }
+        wait_for("a leader", Duration::from_secs(20), || {
+            nodes.iter().any(|n| n.is_leader())
+        })
+        .await;
+        let leader = nodes.iter().position(|n| n.is_leader()).unwrap();
+        let follower = (leader + 1) % 3;
+        let term = nodes[leader].status().term;
+        let guard = nodes[follower]
+            .space_guards()
+            .into_iter()
+            .find(|g| g.kind() == "raft-log")
+            .unwrap();
+        let filler = fses[follower].fill("filler", 512 << 10);
+
+        // 200 puts of 8 KiB (1.6 MB): more than the follower has room for; the other two make
+        // the quorum, so every one is acknowledged.
+        let started = Instant::now();
+        for i in 0..200 {
+            write_put(&nodes[leader], &format!("k{i}"), &value(i))
+                .await
+                .unwrap();
+        }
+        let elapsed = started.elapsed();
+        wait_for(
+            "the follower's log to meet the full disk",
+            Duration::from_secs(10),
+            || guard.is_full(),
+        )
+        .await;
+        let behind = nodes[follower].status();
+        assert!(behind.halted.is_none(), "the full follower halted");
+        let leader_applied = nodes[leader].status().applied_index;
+        assert!(
+            behind.applied_index < leader_applied,
+            "the follower kept up on a full disk?"
+        );
+        assert!(nodes[leader].is_leader(), "leadership moved");
+        assert_eq!(nodes[leader].status().term, term, "an election happened");
+
+        std::fs::remove_file(&filler).unwrap();
+        let freed = Instant::now();
+        wait_for("the follower to catch up", Duration::from_secs(20), || {
+            nodes[follower].status().applied_index >= leader_applied
+        })
+        .await;
+        eprintln!(
+            "full follower: 200 puts acknowledged in {elapsed:?} without it; it caught up \
+             {:?} after space was freed",
+            freed.elapsed()
+        );
+        assert!(!guard.is_full());
+        assert_eq!(get(&nodes[leader], "k199").await.unwrap(), value(199));
+        for n in nodes {
+            n.shutdown().await;
+        }
+    });
+}
