@@ -1,7 +1,7 @@
 //! AlterConfigs (33), v0–v2, still sent by older tools: a TOPIC resource's overrides are
 //! replaced by exactly the configs given (the others return to their defaults), validated as a
-//! whole; `validate_only` checks without writing. BROKER resources are refused as in
-//! `incremental_alter_configs`.
+//! whole; `validate_only` checks without writing. On the empty BROKER name the given cluster
+//! config values replace the dynamic ones (`config_entries::alter_broker`).
 
 use std::collections::BTreeSet;
 
@@ -12,7 +12,7 @@ use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
 
 use super::config_entries::{
-    broker_alter_refusal, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_TOPIC,
+    alter_broker, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_TOPIC,
 };
 use super::incremental_alter_configs::{duplicate_resource, duplicate_resources};
 use super::RequestContext;
@@ -92,8 +92,9 @@ async fn alter(
             Ok(())
         }
         RESOURCE_BROKER => {
-            broker_target(&name, ctx.broker.config.node_id)?;
-            Err(broker_alter_refusal(&keys.into_iter().collect::<Vec<_>>()))
+            let target = broker_target(&name, ctx.broker.config.node_id)?;
+            let changes = pairs.into_iter().map(|(k, v)| (k, Some(v))).collect();
+            alter_broker(&ctx.broker, target, changes, true, validate_only).await
         }
         other => Err(unserved_resource(other)),
     }

@@ -5,14 +5,21 @@
 //!  TOPIC  t      every accepted topic config: t's override (DYNAMIC_TOPIC_CONFIG) or Kafka's
 //!                default (DEFAULT_CONFIG, under the broker synonym Kafka names); alterable
 //!  BROKER <id>   this node's settings under Kafka's names: STATIC_BROKER_CONFIG when a flag
-//!                changed it, else DEFAULT_CONFIG; read-only (none is dynamically alterable yet)
-//!  BROKER ""     the cluster-wide dynamic defaults, as Kafka lists them: none yet
+//!                changed it, else DEFAULT_CONFIG, read-only; and the replicated cluster
+//!                configuration's keys (decision 0115), alterable through the empty name
+//!  BROKER ""     the cluster-wide dynamic defaults, as Kafka lists them (DYNAMIC_DEFAULT_
+//!                BROKER_CONFIG); IncrementalAlterConfigs/AlterConfigs change them
 //!  other types   INVALID_REQUEST
 //! ```
 
+use coordinator::config::keys::{Source, KEYS};
+use coordinator::ConfigChange;
 use protocol::ErrorCode;
 
+use crate::broker::Broker;
 use crate::config::BrokerConfig;
+use crate::errors::{to_kafka_error, BrokerError};
+use crate::replicated::cluster_config::{AlterError, ClusterConfigs};
 use crate::topics::config_keys::{ConfigType, TOPIC_KEYS};
 use crate::topics::TopicSpec;
 
@@ -27,6 +34,8 @@ pub const RESOURCE_GROUP: i8 = 32;
 
 /// Kafka's `DescribeConfigsResponse.ConfigSource` codes.
 pub const SOURCE_DYNAMIC_TOPIC_CONFIG: i8 = 1;
+/// `DYNAMIC_DEFAULT_BROKER_CONFIG`.
+pub const SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
 /// `STATIC_BROKER_CONFIG`.
 pub const SOURCE_STATIC_BROKER_CONFIG: i8 = 4;
 /// `DEFAULT_CONFIG`.
@@ -144,6 +153,116 @@ pub fn broker_alter_refusal(keys: &[String]) -> (ErrorCode, String) {
             keys.join(", ")
         ),
     )
+}
+
+/// The replicated cluster configuration's keys with their values in force (only the
+/// dynamically set ones with `only_dynamic`, as Kafka lists the empty broker name); none on a
+/// broker without the Raft meta service (handler unit tests).
+pub fn cluster_entries(broker: &Broker, only_dynamic: bool) -> Vec<Entry> {
+    let Some(groups) = &broker.groups else {
+        return Vec::new();
+    };
+    ClusterConfigs::new(groups.node().clone())
+        .entries()
+        .into_iter()
+        .filter(|e| !only_dynamic || e.source == Source::Dynamic)
+        .map(|e| {
+            let source = match e.source {
+                Source::Dynamic => SOURCE_DYNAMIC_DEFAULT_BROKER_CONFIG,
+                Source::Static => SOURCE_STATIC_BROKER_CONFIG,
+                Source::Default => SOURCE_DEFAULT_CONFIG,
+            };
+            let value = Some(e.value.to_string());
+            Entry {
+                name: e.key.name.to_owned(),
+                value: value.clone(),
+                source,
+                read_only: false,
+                kind: if e.key.name.ends_with("check.interval.ms") {
+                    ConfigType::Long.code()
+                } else {
+                    ConfigType::Int.code()
+                },
+                synonyms: vec![(e.key.name.to_owned(), value, source)],
+                doc: e.key.doc,
+            }
+        })
+        .collect()
+}
+
+/// Alters BROKER resource `target`: `changes` are `(key, value)`, `None` removing the dynamic
+/// value; `replace` (AlterConfigs) also removes every dynamic value not named. Only the
+/// replicated cluster configuration's keys change, and only through the empty name (they
+/// are cluster-wide); every other broker config is read from flags at start.
+pub async fn alter_broker(
+    broker: &Broker,
+    target: BrokerTarget,
+    changes: Vec<(String, Option<String>)>,
+    replace: bool,
+    validate_only: bool,
+) -> Result<(), (ErrorCode, String)> {
+    let (cluster, other): (Vec<_>, Vec<_>) = changes
+        .into_iter()
+        .partition(|(k, _)| KEYS.iter().any(|key| key.name == k));
+    if !other.is_empty() {
+        return Err(broker_alter_refusal(
+            &other.into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ));
+    }
+    let Some(groups) = &broker.groups else {
+        return Err(broker_alter_refusal(
+            &cluster.into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        ));
+    };
+    if target == BrokerTarget::Node {
+        return Err((
+            ErrorCode::InvalidConfig,
+            format!(
+                "[{}] are cluster-wide only: alter them on the empty broker name (the \
+                 cluster default)",
+                cluster
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let mut parsed = Vec::with_capacity(cluster.len());
+    for (key, value) in &cluster {
+        let value = match value {
+            None => None,
+            Some(v) => Some(v.trim().parse::<i64>().map_err(|_| {
+                (
+                    ErrorCode::InvalidConfig,
+                    format!("Invalid value {v} for configuration {key}: not an integer"),
+                )
+            })?),
+        };
+        parsed.push(ConfigChange {
+            key: key.clone(),
+            value,
+        });
+    }
+    let configs = ClusterConfigs::new(groups.node().clone());
+    if replace {
+        for e in configs.entries() {
+            if e.source == Source::Dynamic && !parsed.iter().any(|c| c.key == e.key.name) {
+                parsed.push(ConfigChange {
+                    key: e.key.name.to_owned(),
+                    value: None,
+                });
+            }
+        }
+    }
+    match configs.alter(parsed, validate_only).await {
+        Ok(_) => Ok(()),
+        Err(AlterError::Invalid(e)) => Err((ErrorCode::InvalidConfig, e.to_string())),
+        Err(AlterError::Unavailable(e)) => {
+            let e = BrokerError::from(e);
+            Err((to_kafka_error(&e), e.to_string()))
+        }
+    }
 }
 
 struct BrokerKey {

@@ -10,8 +10,8 @@ use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
 use kafka_protocol::protocol::StrBytes;
 
 use super::config_entries::{
-    broker_entries, broker_target, topic_entries, unserved_resource, BrokerTarget, Entry,
-    RESOURCE_BROKER, RESOURCE_TOPIC,
+    broker_entries, broker_target, cluster_entries, topic_entries, unserved_resource, BrokerTarget,
+    Entry, RESOURCE_BROKER, RESOURCE_TOPIC,
 };
 use super::RequestContext;
 use crate::errors::{to_kafka_error, BrokerError};
@@ -36,9 +36,14 @@ pub async fn handle(ctx: &RequestContext, req: DescribeConfigsRequest) -> Descri
                     }),
                 RESOURCE_BROKER => {
                     broker_target(&name, ctx.broker.config.node_id).map(|t| match t {
-                        BrokerTarget::Node => broker_entries(&ctx.broker.config),
-                        // Kafka lists the cluster-wide dynamic defaults here; there are none.
-                        BrokerTarget::ClusterDefault => Vec::new(),
+                        BrokerTarget::Node => {
+                            let mut all = broker_entries(&ctx.broker.config);
+                            all.extend(cluster_entries(&ctx.broker, false));
+                            all.sort_by(|a, b| a.name.cmp(&b.name));
+                            all
+                        }
+                        // Kafka lists the cluster-wide dynamic defaults here.
+                        BrokerTarget::ClusterDefault => cluster_entries(&ctx.broker, true),
                     })
                 }
                 other => Err(unserved_resource(other)),

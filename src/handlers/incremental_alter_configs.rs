@@ -1,7 +1,8 @@
 //! IncrementalAlterConfigs (44), v0–v1: SET, DELETE, APPEND, SUBTRACT on TOPIC resources,
 //! each resource all or nothing, as one replicated change of the topic (see
-//! `Broker::alter_topic_configs`); `validate_only` checks without writing. BROKER resources
-//! are refused (`config_entries::broker_alter_refusal`), other types are not served.
+//! `Broker::alter_topic_configs`); `validate_only` checks without writing. On BROKER resources
+//! only the replicated cluster configuration's keys change, through the empty name
+//! (`config_entries::alter_broker`); other types are not served.
 
 use std::collections::BTreeSet;
 
@@ -12,7 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
 
 use super::config_entries::{
-    broker_alter_refusal, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_TOPIC,
+    alter_broker, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_TOPIC,
 };
 use super::RequestContext;
 use crate::errors::to_kafka_error;
@@ -123,8 +124,24 @@ async fn alter(
             Ok(())
         }
         RESOURCE_BROKER => {
-            broker_target(&name, ctx.broker.config.node_id)?;
-            Err(broker_alter_refusal(&keys.into_iter().collect::<Vec<_>>()))
+            let target = broker_target(&name, ctx.broker.config.node_id)?;
+            let mut changes = Vec::with_capacity(ops.len());
+            for (key, op) in ops {
+                changes.push(match op {
+                    AlterOp::Set(v) => (key, Some(v)),
+                    AlterOp::Delete => (key, None),
+                    AlterOp::Append(_) | AlterOp::Subtract(_) => {
+                        return Err((
+                            ErrorCode::InvalidConfig,
+                            format!(
+                                "Can't {} to key {key} because its type is not LIST.",
+                                op.name()
+                            ),
+                        ))
+                    }
+                });
+            }
+            alter_broker(&ctx.broker, target, changes, false, validate_only).await
         }
         other => Err(unserved_resource(other)),
     }

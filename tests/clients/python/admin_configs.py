@@ -98,6 +98,13 @@ if phase == "first":
         incremental_configs=[ConfigEntry("num.partitions", "3", incremental_operation=AlterConfigOpType.SET)],
     )
     out["broker_alter"] = {k: v[0] for k, v in one(c.incremental_alter_configs([broker_alter])).items()}
+    # The replicated coordinator settings change cluster-wide, on the empty broker name.
+    cluster_alter = ConfigResource(
+        "BROKER",
+        "",
+        incremental_configs=[ConfigEntry("group.max.size", "50", incremental_operation=AlterConfigOpType.SET)],
+    )
+    out["cluster_alter"] = one(c.incremental_alter_configs([cluster_alter]))
 
     # kafka-python: its own codec, and the older AlterConfigs (replace all overrides).
     k = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="admin-configs-kp")
@@ -183,6 +190,7 @@ while time.time() < deadline and first is None:
         first = [m.offset(), m.value().decode()]
 reader.close()
 out["first_fetched"] = first
+out["cluster_default"] = described(ConfigResource("BROKER", ""), ["group.max.size"])
 if phase == "again":
     out["read_back"] = described(topic, keys)
     md = c.list_topics(timeout=10)
