@@ -10,7 +10,7 @@ use protocol::ErrorCode;
 use crate::data::producers::SequenceError;
 use crate::data::{AppendError, LookupError, ReadError};
 use crate::group_coordinator::GroupError;
-use crate::topics::{CatalogError, CreateTopicError};
+use crate::topics::{CatalogError, ConfigError, CreateTopicError};
 
 /// Any failure a handler reports to a client.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +21,9 @@ pub enum BrokerError {
     /// CreateTopics validation.
     #[error(transparent)]
     CreateTopic(#[from] CreateTopicError),
+    /// A topic config refused (IncrementalAlterConfigs, AlterConfigs).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     /// Finding a partition.
     #[error(transparent)]
     Lookup(#[from] LookupError),
@@ -71,6 +74,8 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             CatalogError::Storage(_) => ErrorCode::KafkaStorageError,
             CatalogError::NotController => ErrorCode::NotController,
             CatalogError::Timeout(_) => ErrorCode::RequestTimedOut,
+            // Only after the broker's retries of a compare-and-set all lost the race.
+            CatalogError::Conflict(_) => ErrorCode::RequestTimedOut,
         },
         BrokerError::CreateTopic(e) => match e {
             CreateTopicError::InvalidName(_) => ErrorCode::InvalidTopicException,
@@ -80,6 +85,7 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             CreateTopicError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             CreateTopicError::InvalidConfig(_) => ErrorCode::InvalidConfig,
         },
+        BrokerError::Config(_) => ErrorCode::InvalidConfig,
         BrokerError::Lookup(e) => match e {
             LookupError::UnknownTopicOrPartition => ErrorCode::UnknownTopicOrPartition,
             LookupError::NotLeader { .. } => ErrorCode::NotLeaderOrFollower,

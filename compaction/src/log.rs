@@ -179,6 +179,9 @@ pub(crate) struct Writer {
     /// age for time-based rolling starts there (after a restart the clock starts again, as
     /// Kafka's does for segments without a usable timestamp).
     pub roll_clock_start_ms: Option<i64>,
+    /// The roll limits in force: the config's at open, changed by [`Log::set_roll_limits`].
+    pub max_segment_bytes: u64,
+    pub segment_ms: Option<i64>,
     encode_buf: Vec<u8>,
 }
 
@@ -256,6 +259,8 @@ impl Log {
             position: active.1,
             next_offset: active.2,
             roll_clock_start_ms: None,
+            max_segment_bytes: config.max_segment_bytes,
+            segment_ms: config.segment_ms,
             encode_buf: Vec::new(),
         };
         Ok(Log {
@@ -308,6 +313,26 @@ impl Log {
     /// The directory holding the segment files.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Changes when the active segment rolls (a topic's `segment.bytes` / `segment.ms` altered
+    /// while the log is open), from the next append on. The entry size limit stays the one the
+    /// log was opened with: an entry never has to fit a segment smaller than it allowed.
+    pub fn set_roll_limits(
+        &self,
+        max_segment_bytes: u64,
+        segment_ms: Option<i64>,
+    ) -> Result<(), LogError> {
+        LogConfig {
+            max_segment_bytes,
+            segment_ms,
+            ..self.config.clone()
+        }
+        .validate()?;
+        let mut writer = lock(&self.writer);
+        writer.max_segment_bytes = max_segment_bytes;
+        writer.segment_ms = segment_ms;
+        Ok(())
     }
 
     /// The configuration the log was opened with.
@@ -451,9 +476,9 @@ impl Log {
         if position == SEGMENT_HEADER_LEN as u64 {
             return false; // An empty segment takes any entry that fits the limits.
         }
-        let too_big = position + entry.frame_len() > self.config.max_segment_bytes;
+        let too_big = position + entry.frame_len() > writer.max_segment_bytes;
         let offsets_overflow = entry.last_offset.0 - writer.active.base().0 > u64::from(u32::MAX);
-        let too_old = match (self.config.segment_ms, writer.roll_clock_start_ms) {
+        let too_old = match (writer.segment_ms, writer.roll_clock_start_ms) {
             (Some(segment_ms), Some(start)) => now_ms.saturating_sub(start) >= segment_ms,
             _ => false,
         };

@@ -509,3 +509,27 @@ fn reset_restarts_the_log_past_its_end_and_destroy_removes_it() {
     assert!(!dir.exists());
     assert!(parent.path().join("topics").exists());
 }
+
+#[test]
+fn roll_limits_changed_while_open_apply_from_the_next_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::open(
+        dir.path(),
+        LogConfig {
+            max_segment_bytes: 1 << 20,
+            ..small_config()
+        },
+    )
+    .unwrap();
+    append_singles(&log, 0, 40, 1_000);
+    assert_eq!(log.segments().len(), 1);
+    log.set_roll_limits(1024, None).unwrap();
+    append_singles(&log, 40, 40, 1_000);
+    let segments = log.segments();
+    assert!(segments.len() > 2, "{} segments", segments.len());
+    // Segments written after the change respect it (the first one was already larger).
+    assert!(segments[1..].iter().all(|s| s.size_bytes <= 1024));
+    assert!(log.set_roll_limits(1 << 32, None).is_err());
+    assert!(log.set_roll_limits(1024, Some(0)).is_err());
+    assert_eq!(read_all(&log).len(), 80);
+}

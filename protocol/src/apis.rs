@@ -142,6 +142,33 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 1,
     },
+    // Admin: topic configs (and a read-only view of the broker's); Kafka 4.0 dropped
+    // DescribeConfigs v0 and the codec has none.
+    ApiRange {
+        key: ApiKey::DescribeConfigs,
+        min: 1,
+        max: 4,
+    },
+    ApiRange {
+        key: ApiKey::AlterConfigs,
+        min: 0,
+        max: 2,
+    },
+    ApiRange {
+        key: ApiKey::IncrementalAlterConfigs,
+        min: 0,
+        max: 1,
+    },
+    ApiRange {
+        key: ApiKey::CreatePartitions,
+        min: 0,
+        max: 3,
+    },
+    ApiRange {
+        key: ApiKey::DeleteRecords,
+        min: 0,
+        max: 2,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -176,6 +203,10 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::OffsetDelete => OffsetDeleteRequest::VERSIONS,
         ApiKey::DescribeCluster => DescribeClusterRequest::VERSIONS,
         ApiKey::DescribeConfigs => DescribeConfigsRequest::VERSIONS,
+        ApiKey::AlterConfigs => AlterConfigsRequest::VERSIONS,
+        ApiKey::IncrementalAlterConfigs => IncrementalAlterConfigsRequest::VERSIONS,
+        ApiKey::CreatePartitions => CreatePartitionsRequest::VERSIONS,
+        ApiKey::DeleteRecords => DeleteRecordsRequest::VERSIONS,
         ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,

@@ -170,6 +170,7 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
             RequestKind::InitProducerId(r)
         }
         other => group_request_sample(other, v)
+            .or_else(|| admin_request_sample(other, v))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
     }
 }
@@ -333,6 +334,7 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
                 .with_producer_epoch(0),
         ),
         other => group_response_sample(other, v)
+            .or_else(|| admin_response_sample(other, v))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
     }
 }
@@ -915,6 +917,203 @@ fn group_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
                     ]),
             )
         }
+        _ => return None,
+    })
+}
+
+/// Request samples of the admin APIs (configs, partitions, records).
+fn admin_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
+    Some(match key {
+        ApiKey::DescribeConfigs => {
+            let mut r = DescribeConfigsRequest::default()
+                .with_resources(vec![
+                    describe_configs_request::DescribeConfigsResource::default()
+                        .with_resource_type(2)
+                        .with_resource_name(s("orders"))
+                        .with_configuration_keys(Some(vec![s("retention.ms")])),
+                    describe_configs_request::DescribeConfigsResource::default()
+                        .with_resource_type(4)
+                        .with_resource_name(s("1"))
+                        .with_configuration_keys(None),
+                ])
+                .with_include_synonyms(true);
+            if v >= 3 {
+                r = r.with_include_documentation(true);
+            }
+            RequestKind::DescribeConfigs(r)
+        }
+        ApiKey::AlterConfigs => RequestKind::AlterConfigs(
+            AlterConfigsRequest::default()
+                .with_resources(vec![alter_configs_request::AlterConfigsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("orders"))
+                    .with_configs(vec![
+                        alter_configs_request::AlterableConfig::default()
+                            .with_name(s("retention.ms"))
+                            .with_value(Some(s("60000"))),
+                        alter_configs_request::AlterableConfig::default()
+                            .with_name(s("segment.ms"))
+                            .with_value(None),
+                    ])])
+                .with_validate_only(true),
+        ),
+        ApiKey::IncrementalAlterConfigs => RequestKind::IncrementalAlterConfigs(
+            IncrementalAlterConfigsRequest::default()
+                .with_resources(vec![
+                    incremental_alter_configs_request::AlterConfigsResource::default()
+                        .with_resource_type(2)
+                        .with_resource_name(s("orders"))
+                        .with_configs(vec![
+                            incremental_alter_configs_request::AlterableConfig::default()
+                                .with_name(s("cleanup.policy"))
+                                .with_config_operation(2)
+                                .with_value(Some(s("compact"))),
+                            incremental_alter_configs_request::AlterableConfig::default()
+                                .with_name(s("retention.ms"))
+                                .with_config_operation(1)
+                                .with_value(None),
+                        ]),
+                ])
+                .with_validate_only(true),
+        ),
+        ApiKey::CreatePartitions => RequestKind::CreatePartitions(
+            CreatePartitionsRequest::default()
+                .with_topics(vec![
+                    create_partitions_request::CreatePartitionsTopic::default()
+                        .with_name(topic("orders"))
+                        .with_count(4)
+                        .with_assignments(Some(vec![
+                            create_partitions_request::CreatePartitionsAssignment::default()
+                                .with_broker_ids(vec![BrokerId(2)]),
+                        ])),
+                    create_partitions_request::CreatePartitionsTopic::default()
+                        .with_name(topic("audit"))
+                        .with_count(2)
+                        .with_assignments(None),
+                ])
+                .with_timeout_ms(30_000)
+                .with_validate_only(true),
+        ),
+        ApiKey::DeleteRecords => RequestKind::DeleteRecords(
+            DeleteRecordsRequest::default()
+                .with_topics(vec![delete_records_request::DeleteRecordsTopic::default()
+                    .with_name(topic("orders"))
+                    .with_partitions(vec![
+                        delete_records_request::DeleteRecordsPartition::default()
+                            .with_partition_index(0)
+                            .with_offset(42),
+                        delete_records_request::DeleteRecordsPartition::default()
+                            .with_partition_index(1)
+                            .with_offset(-1),
+                    ])])
+                .with_timeout_ms(30_000),
+        ),
+        _ => return None,
+    })
+}
+
+/// Response samples of the admin APIs.
+fn admin_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
+    Some(match key {
+        ApiKey::DescribeConfigs => {
+            let mut entry = describe_configs_response::DescribeConfigsResourceResult::default()
+                .with_name(s("retention.ms"))
+                .with_value(Some(s("60000")))
+                .with_read_only(false)
+                .with_config_source(1)
+                .with_is_sensitive(false)
+                .with_synonyms(vec![
+                    describe_configs_response::DescribeConfigsSynonym::default()
+                        .with_name(s("retention.ms"))
+                        .with_value(Some(s("60000")))
+                        .with_source(1),
+                    describe_configs_response::DescribeConfigsSynonym::default()
+                        .with_name(s("log.retention.hours"))
+                        .with_value(Some(s("168")))
+                        .with_source(5),
+                ]);
+            if v >= 3 {
+                entry = entry
+                    .with_config_type(5)
+                    .with_documentation(Some(s("How long a segment is kept.")));
+            }
+            ResponseKind::DescribeConfigs(
+                DescribeConfigsResponse::default()
+                    .with_throttle_time_ms(0)
+                    .with_results(vec![
+                        describe_configs_response::DescribeConfigsResult::default()
+                            .with_error_code(0)
+                            .with_error_message(None)
+                            .with_resource_type(2)
+                            .with_resource_name(s("orders"))
+                            .with_configs(vec![entry]),
+                        describe_configs_response::DescribeConfigsResult::default()
+                            .with_error_code(3)
+                            .with_error_message(Some(s("Topic 'gone' does not exist.")))
+                            .with_resource_type(2)
+                            .with_resource_name(s("gone")),
+                    ]),
+            )
+        }
+        ApiKey::AlterConfigs => ResponseKind::AlterConfigs(
+            AlterConfigsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_responses(vec![
+                    alter_configs_response::AlterConfigsResourceResponse::default()
+                        .with_error_code(40)
+                        .with_error_message(Some(s("Unknown topic config name: x")))
+                        .with_resource_type(2)
+                        .with_resource_name(s("orders")),
+                ]),
+        ),
+        ApiKey::IncrementalAlterConfigs => ResponseKind::IncrementalAlterConfigs(
+            IncrementalAlterConfigsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_responses(vec![
+                    incremental_alter_configs_response::AlterConfigsResourceResponse::default()
+                        .with_error_code(0)
+                        .with_error_message(None)
+                        .with_resource_type(2)
+                        .with_resource_name(s("orders")),
+                    incremental_alter_configs_response::AlterConfigsResourceResponse::default()
+                        .with_error_code(40)
+                        .with_error_message(Some(s("not dynamically alterable")))
+                        .with_resource_type(4)
+                        .with_resource_name(s("1")),
+                ]),
+        ),
+        ApiKey::CreatePartitions => ResponseKind::CreatePartitions(
+            CreatePartitionsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_results(vec![
+                    create_partitions_response::CreatePartitionsTopicResult::default()
+                        .with_name(topic("orders"))
+                        .with_error_code(0)
+                        .with_error_message(None),
+                    create_partitions_response::CreatePartitionsTopicResult::default()
+                        .with_name(topic("audit"))
+                        .with_error_code(37)
+                        .with_error_message(Some(s("Topic already has 2 partition(s)."))),
+                ]),
+        ),
+        ApiKey::DeleteRecords => ResponseKind::DeleteRecords(
+            DeleteRecordsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_topics(vec![
+                    delete_records_response::DeleteRecordsTopicResult::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![
+                            delete_records_response::DeleteRecordsPartitionResult::default()
+                                .with_partition_index(0)
+                                .with_low_watermark(42)
+                                .with_error_code(0),
+                            delete_records_response::DeleteRecordsPartitionResult::default()
+                                .with_partition_index(1)
+                                .with_low_watermark(-1)
+                                .with_error_code(1),
+                        ]),
+                ]),
+        ),
         _ => return None,
     })
 }

@@ -26,7 +26,7 @@ use coordinator::{ClusterConfig, ConfigChange, ConfigError};
 use openraft::{CommittedLeaderId, EntryPayload, Membership};
 use raft_meta::cohort_app::{
     decode_cluster_config_record, encode_cluster_config_record, AppReply, Body, ClusterMeta,
-    Envelope, RequestToken, TopicChangeError, TopicMeta,
+    Envelope, PartitionsAdded, RequestToken, TopicChangeError, TopicConfigChange, TopicMeta,
 };
 use raft_meta::format::openraft_codec::{decode_snapshot_meta, encode_snapshot_meta};
 use raft_meta::format::tags::{self, Tag, REGISTRY};
@@ -536,6 +536,31 @@ fn samples() -> Vec<Sample> {
     ));
 
     // Replies, one per variant (and every topic error).
+    s.push(command(
+        "AlterTopicConfigs",
+        Some(TOKEN),
+        Body::AlterTopicConfigs(TopicConfigChange {
+            name: "orders".to_owned(),
+            id: 0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10,
+            expected: BTreeMap::from([("retention.ms".to_owned(), "60000".to_owned())]),
+            configs: BTreeMap::from([
+                ("retention.ms".to_owned(), "60000".to_owned()),
+                ("segment.bytes".to_owned(), "1048576".to_owned()),
+            ]),
+        }),
+        "0202130001010388ef99abc5e88c9111ac02066f7264657273909eb8e8c0e1828589909cb0d080c1818202010c726574656e74696f6e2e6d73053630303030020c726574656e74696f6e2e6d730536303030300d7365676d656e742e62797465730731303438353736",
+    ));
+    s.push(command(
+        "CreatePartitions",
+        Some(TOKEN),
+        Body::CreatePartitions(PartitionsAdded {
+            name: "orders".to_owned(),
+            id: 0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10,
+            expected_count: 2,
+            added: vec![vec![3], vec![1]],
+        }),
+        "0202140001010388ef99abc5e88c9111ac02066f7264657273909eb8e8c0e1828589909cb0d080c1818202020201060102",
+    ));
     s.push(reply("AppReply Group", AppReply::Group, "020301000100"));
     s.push(reply(
         "AppReply CreateTopics",
@@ -584,6 +609,17 @@ fn samples() -> Vec<Sample> {
             max: 2_147_483_647,
         })),
         "02030100010601010e67726f75702e6d61782e73697a650002feffffff0f",
+    ));
+
+    s.push(reply(
+        "AppReply TopicAltered",
+        AppReply::TopicAltered(Ok(topic_meta())),
+        "02030100010700066f7264657273909eb8e8c0e1828589909cb0d080c181820202020204020406020e636c65616e75702e706f6c69637907636f6d706163740c726574656e74696f6e2e6d73053630303030",
+    ));
+    s.push(reply(
+        "AppReply TopicAltered conflict",
+        AppReply::TopicAltered(Err(TopicChangeError::Conflict("changed".to_owned()))),
+        "0203010001070104076368616e676564",
     ));
 
     // Snapshot records of the Cohort application.

@@ -220,6 +220,7 @@ impl DataPlane {
             });
         }
         if let Some(p) = self.cached(topic, index, &spec) {
+            p.apply_configs(&spec.configs);
             return Ok(p);
         }
         let plane = Arc::clone(self);
@@ -244,6 +245,7 @@ impl DataPlane {
     fn open_partition(&self, spec: &TopicSpec, index: i32) -> Result<Arc<Partition>, LookupError> {
         let _opening = self.opening.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = self.cached(&spec.name, index, spec) {
+            p.apply_configs(&spec.configs);
             return Ok(p);
         }
         let dir = self.partition_dir(&spec.name, index);

@@ -16,7 +16,7 @@
 //! the log end, as in Kafka.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use bytes::{Bytes, BytesMut};
 use compaction::{Entry, Log, LogConfig, LogError, Offset, RetentionPolicy, TimestampMs};
@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 use super::producers::{ProducerStates, SequenceError, Verdict};
 use super::records::FetchRecords;
-use crate::topics::TopicSpec;
+use crate::topics::{TopicConfigs, TopicSpec};
 
 /// The leader epoch written into batches and reported in Metadata: leadership never moves
 /// while partitions have one replica.
@@ -130,6 +130,9 @@ pub struct PartitionMarker {
 
 /// Marker file name.
 pub const MARKER_FILE: &str = "partition.json";
+/// The log start offset DeleteRecords moved, when it is above the first segment's base
+/// (Kafka's `log-start-offset-checkpoint`): decimal, in a checked atomic file.
+pub const LOG_START_FILE: &str = "log-start-offset";
 
 /// The marker of the partition directory `dir`, if it has a readable one.
 pub fn read_marker(dir: &Path) -> Option<PartitionMarker> {
@@ -153,9 +156,40 @@ pub struct Partition {
     high_watermark: watch::Sender<i64>,
     /// True: acknowledge only fsynced writes (and show consumers only those).
     sync_before_ack: bool,
+    /// The topic's configs in force here; replaced when the catalog's change (see
+    /// [`Partition::apply_configs`]).
+    settings: RwLock<Settings>,
+    /// The log start offset DeleteRecords set (persisted in [`LOG_START_FILE`] before it is
+    /// used); the log start is the larger of it and the first segment's base. The lock also
+    /// serializes DeleteRecords calls.
+    deleted_before: Mutex<i64>,
+}
+
+/// What a partition takes from its topic's configs.
+#[derive(Debug, Clone)]
+struct Settings {
+    /// The configs these were derived from.
+    configs: TopicConfigs,
     max_message_bytes: usize,
     retention: RetentionPolicy,
     retention_deletes: bool,
+}
+
+impl Settings {
+    fn of(configs: &TopicConfigs) -> Settings {
+        Settings {
+            configs: configs.clone(),
+            max_message_bytes: configs.max_message_bytes(),
+            retention: RetentionPolicy {
+                max_bytes: configs.retention_bytes(),
+                max_age_ms: configs.retention_ms(),
+            },
+            retention_deletes: configs
+                .cleanup_policy()
+                .map(|p| p.deletes())
+                .unwrap_or(true),
+        }
+    }
 }
 
 fn to_offset(v: i64) -> Offset {
@@ -195,12 +229,16 @@ impl Partition {
                 .map_err(|e| io("write marker", std::io::Error::other(e)))?;
         }
         let configs = &spec.configs;
-        let max_message_bytes = configs.max_message_bytes();
+        // The entry limit is the largest `max.message.bytes` any topic may have, so that the
+        // config can be raised while the log is open; Produce checks the topic's own limit.
         let log_config = LogConfig {
             max_segment_bytes: configs.segment_bytes(),
             segment_ms: Some(configs.segment_ms()),
-            max_entry_bytes: u32::try_from(max_message_bytes + compaction::frame::FRAME_HEADER_LEN)
-                .unwrap_or(u32::MAX),
+            max_entry_bytes: u32::try_from(
+                usize::try_from(crate::topics::configs::MAX_MAX_MESSAGE_BYTES).unwrap_or(64 << 20)
+                    + compaction::frame::FRAME_HEADER_LEN,
+            )
+            .unwrap_or(u32::MAX),
             ..LogConfig::default()
         };
         let log = Log::open_with_files(dir.join("log"), log_config, files.clone())?;
@@ -208,6 +246,7 @@ impl Partition {
             Some(space) => log.with_space(space.log.clone(), Some(space.index.clone())),
             None => log,
         };
+        let deleted_before = read_log_start(dir)?;
         let mut producers = ProducerStates::default();
         replay_producers(&log, &mut producers)?;
         let end = from_offset(log.next_offset());
@@ -221,16 +260,36 @@ impl Partition {
             writer: Mutex::new(producers),
             high_watermark,
             sync_before_ack,
-            max_message_bytes,
-            retention: RetentionPolicy {
-                max_bytes: configs.retention_bytes(),
-                max_age_ms: configs.retention_ms(),
-            },
-            retention_deletes: configs
-                .cleanup_policy()
-                .map(|p| p.deletes())
-                .unwrap_or(true),
+            settings: RwLock::new(Settings::of(configs)),
+            deleted_before: Mutex::new(deleted_before),
         })
+    }
+
+    /// Takes the topic's current configs if they changed: `max.message.bytes` from the next
+    /// Produce, `segment.bytes`/`segment.ms` from the next append, retention and cleanup
+    /// policy from the next retention pass. Cheap when nothing changed (one comparison).
+    pub fn apply_configs(&self, configs: &TopicConfigs) {
+        if self.read_settings().configs == *configs {
+            return;
+        }
+        let mut settings = self.settings.write().unwrap_or_else(|e| e.into_inner());
+        if settings.configs == *configs {
+            return;
+        }
+        if let Err(e) = self
+            .log
+            .set_roll_limits(configs.segment_bytes(), Some(configs.segment_ms()))
+        {
+            // Validated before it was replicated; keep the previous roll limits.
+            tracing::warn!(topic = %self.topic, partition = self.index, error = %e,
+                "segment limits not applied");
+        }
+        *settings = Settings::of(configs);
+        tracing::info!(topic = %self.topic, partition = self.index, "topic configs applied");
+    }
+
+    fn read_settings(&self) -> std::sync::RwLockReadGuard<'_, Settings> {
+        self.settings.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Its directory is about to be removed (a deleted topic): segment files closed by the
@@ -244,9 +303,50 @@ impl Partition {
         &self.dir
     }
 
-    /// First offset still in the log.
+    /// First offset still in the log: the first segment's base, or the offset DeleteRecords
+    /// moved it to.
     pub fn log_start_offset(&self) -> i64 {
-        from_offset(self.log.start_offset())
+        let deleted_before = *self
+            .deleted_before
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        from_offset(self.log.start_offset()).max(deleted_before)
+    }
+
+    /// DeleteRecords: moves the log start offset to `offset` (-1: the high watermark), which
+    /// must not be past the high watermark; deletes the segments wholly below it. Returns the
+    /// log start offset afterwards (unchanged if it was already past `offset`). The new start
+    /// is durable before it is answered or used.
+    pub fn delete_records_before(&self, offset: i64) -> Result<i64, ReadError> {
+        let hw = self.high_watermark();
+        let target = if offset == -1 { hw } else { offset };
+        if target < 0 || target > hw {
+            return Err(ReadError::OffsetOutOfRange {
+                offset,
+                start: self.log_start_offset(),
+                end: hw,
+            });
+        }
+        let mut deleted_before = self
+            .deleted_before
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let start = from_offset(self.log.start_offset()).max(*deleted_before);
+        if target <= start {
+            return Ok(start);
+        }
+        compaction::write_file_atomically(&self.dir, LOG_START_FILE, target.to_string().as_bytes())
+            .map_err(|e| LogError::Io {
+                op: "write log start offset",
+                path: self.dir.join(LOG_START_FILE),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        *deleted_before = target;
+        drop(deleted_before);
+        let deleted = self.log.purge_to(to_offset(target))?;
+        tracing::info!(topic = %self.topic, partition = self.index, log_start = target,
+            segments = deleted.segments, "records deleted");
+        Ok(self.log_start_offset())
     }
 
     /// Offset the next batch will get.
@@ -301,10 +401,11 @@ impl Partition {
         header: BatchHeader,
         now_ms: i64,
     ) -> Result<Appending, AppendError> {
-        if records.len() > self.max_message_bytes {
+        let max_message_bytes = self.read_settings().max_message_bytes;
+        if records.len() > max_message_bytes {
             return Err(AppendError::TooLarge {
                 size: records.len(),
-                max: self.max_message_bytes,
+                max: max_message_bytes,
             });
         }
         if header.is_transactional() {
@@ -406,9 +507,33 @@ impl Partition {
     /// `timestamp_lookup`'s, within its memory budget.
     pub fn batch_for_timestamp(&self, target: i64) -> Result<Option<(Bytes, i64)>, ReadError> {
         let hw = self.high_watermark();
-        let Some(entry) = self.log.find_by_timestamp(TimestampMs(target))? else {
+        let Some(mut entry) = self.log.find_by_timestamp(TimestampMs(target))? else {
             return Ok(None);
         };
+        let start = self.log_start_offset();
+        if from_offset(entry.last_offset) < start {
+            // Below the start DeleteRecords set: the first batch from the start on that
+            // reaches the timestamp.
+            let mut at = to_offset(start);
+            loop {
+                let entries = match self.log.read(at, 1 << 20) {
+                    Ok(e) => e,
+                    Err(LogError::OffsetOutOfRange { .. }) => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                };
+                let Some(last) = entries.last() else {
+                    return Ok(None);
+                };
+                at = last.next_offset();
+                if let Some(e) = entries.into_iter().find(|e| e.max_timestamp_ms.0 >= target) {
+                    entry = e;
+                    break;
+                }
+                if from_offset(at) >= hw {
+                    return Ok(None);
+                }
+            }
+        }
         if from_offset(entry.first_offset) >= hw {
             return Ok(None);
         }
@@ -445,13 +570,34 @@ impl Partition {
     /// Deletes segments past `retention.ms` / `retention.bytes` (topics whose cleanup policy
     /// deletes). Returns the number of segments deleted.
     pub fn apply_retention(&self, now_ms: i64) -> Result<usize, LogError> {
-        if !self.retention_deletes {
+        let (deletes, retention) = {
+            let settings = self.read_settings();
+            (settings.retention_deletes, settings.retention)
+        };
+        if !deletes {
             return Ok(0);
         }
-        let deleted = self
-            .log
-            .apply_retention(self.retention, TimestampMs(now_ms))?;
+        let deleted = self.log.apply_retention(retention, TimestampMs(now_ms))?;
         Ok(deleted.segments)
+    }
+}
+
+/// The log start offset DeleteRecords left in `dir` (0 when it never ran).
+fn read_log_start(dir: &Path) -> Result<i64, LogError> {
+    let path = dir.join(LOG_START_FILE);
+    let bad = |reason: String| LogError::Io {
+        op: "read log start offset",
+        path: path.clone(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, reason),
+    };
+    match compaction::read_file_checked(dir, LOG_START_FILE) {
+        Ok(None) => Ok(0),
+        Ok(Some(bytes)) => std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .filter(|v| *v >= 0)
+            .ok_or_else(|| bad("not a log start offset".to_owned())),
+        Err(e) => Err(bad(e.to_string())),
     }
 }
 

@@ -17,7 +17,9 @@ use uuid::Uuid;
 
 use crate::topics::catalog::{BoxFuture, CatalogError, ProducerIdAllocator, TopicCatalog};
 use crate::topics::spec::TopicSpec;
-use crate::topics::{MAX_TOPICS, MAX_TOTAL_PARTITIONS};
+use crate::topics::{
+    PartitionAssignment, TopicConfigs, MAX_PARTITIONS_PER_TOPIC, MAX_TOPICS, MAX_TOTAL_PARTITIONS,
+};
 
 /// File name under the data directory.
 pub const METADATA_FILE_NAME: &str = "metadata.json";
@@ -244,6 +246,74 @@ impl TopicCatalog for FileCatalog {
             Ok(removed)
         })
     }
+
+    fn alter_configs(
+        &self,
+        current: &TopicSpec,
+        configs: TopicConfigs,
+    ) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>> {
+        let current = current.clone();
+        Box::pin(async move {
+            let _writer = self.write.lock().await;
+            let mut next = self.snapshot();
+            let topic = still(&next, &current)?;
+            if topic.configs != current.configs {
+                return Err(CatalogError::Conflict(format!(
+                    "the configs of topic '{}' changed meanwhile",
+                    current.name
+                )));
+            }
+            let mut spec = (*topic).clone();
+            spec.configs = configs;
+            let spec = Arc::new(spec);
+            next.topics.insert(spec.name.clone(), spec.clone());
+            self.commit(next).await?;
+            Ok(spec)
+        })
+    }
+
+    fn add_partitions(
+        &self,
+        current: &TopicSpec,
+        added: Vec<PartitionAssignment>,
+    ) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>> {
+        let current = current.clone();
+        Box::pin(async move {
+            let _writer = self.write.lock().await;
+            let mut next = self.snapshot();
+            let topic = still(&next, &current)?;
+            if topic.partitions.len() != current.partitions.len() {
+                return Err(CatalogError::Conflict(format!(
+                    "the partitions of topic '{}' changed meanwhile",
+                    current.name
+                )));
+            }
+            let total = topic.partitions.len() + added.len();
+            if total > MAX_PARTITIONS_PER_TOPIC as usize
+                || next.total_partitions() + added.len() > MAX_TOTAL_PARTITIONS
+            {
+                return Err(CatalogError::LimitReached(format!(
+                    "{total} partitions are more than the catalog's limits allow."
+                )));
+            }
+            let mut spec = (*topic).clone();
+            spec.partitions.extend(added);
+            let spec = Arc::new(spec);
+            next.topics.insert(spec.name.clone(), spec.clone());
+            self.commit(next).await?;
+            Ok(spec)
+        })
+    }
+}
+
+/// The catalog's topic `current.name` if it is still the incarnation `current.id`.
+fn still(state: &State, current: &TopicSpec) -> Result<Arc<TopicSpec>, CatalogError> {
+    state
+        .topics
+        .get(&current.name)
+        .filter(|t| t.id == current.id)
+        .cloned()
+        .ok_or_else(|| CatalogError::UnknownTopic(current.name.clone()))
 }
 
 impl ProducerIdAllocator for FileCatalog {

@@ -16,18 +16,24 @@ use protocol::ErrorCode;
 
 use crate::broker::Broker;
 
+pub mod alter_configs;
 pub mod api_versions;
+pub mod config_entries;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
+pub mod create_partitions;
 pub mod create_topics;
 pub mod delete_groups;
+pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_configs;
 pub mod describe_groups;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod group_common;
 pub mod group_limits;
 pub mod heartbeat;
+pub mod incremental_alter_configs;
 pub mod init_producer_id;
 pub mod join_group;
 pub mod leave_group;
@@ -153,6 +159,21 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::ConsumerGroupDescribe(r) => {
             ResponseKind::ConsumerGroupDescribe(consumer_group_describe::handle(ctx, r).await)
         }
+        RequestKind::DescribeConfigs(r) => {
+            ResponseKind::DescribeConfigs(describe_configs::handle(ctx, r).await)
+        }
+        RequestKind::IncrementalAlterConfigs(r) => {
+            ResponseKind::IncrementalAlterConfigs(incremental_alter_configs::handle(ctx, r).await)
+        }
+        RequestKind::AlterConfigs(r) => {
+            ResponseKind::AlterConfigs(alter_configs::handle(ctx, r).await)
+        }
+        RequestKind::CreatePartitions(r) => {
+            ResponseKind::CreatePartitions(create_partitions::handle(ctx, r).await)
+        }
+        RequestKind::DeleteRecords(r) => {
+            ResponseKind::DeleteRecords(delete_records::handle(ctx, r).await)
+        }
         // `decode_request` only yields APIs listed in `protocol::SUPPORTED_APIS`, and each of
         // them has an arm above; `dispatch_covers_every_served_api` holds that invariant.
         _ => return Err(NotServed(api_name(ctx.api_key))),
@@ -184,6 +205,11 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::OffsetDelete => "OffsetDelete",
         ApiKey::ConsumerGroupHeartbeat => "ConsumerGroupHeartbeat",
         ApiKey::ConsumerGroupDescribe => "ConsumerGroupDescribe",
+        ApiKey::DescribeConfigs => "DescribeConfigs",
+        ApiKey::IncrementalAlterConfigs => "IncrementalAlterConfigs",
+        ApiKey::AlterConfigs => "AlterConfigs",
+        ApiKey::CreatePartitions => "CreatePartitions",
+        ApiKey::DeleteRecords => "DeleteRecords",
         _ => "Other",
     }
 }
@@ -307,6 +333,17 @@ pub(crate) mod test_support {
             ApiKey::ConsumerGroupDescribe => {
                 RequestKind::ConsumerGroupDescribe(ConsumerGroupDescribeRequest::default())
             }
+            ApiKey::DescribeConfigs => {
+                RequestKind::DescribeConfigs(DescribeConfigsRequest::default())
+            }
+            ApiKey::IncrementalAlterConfigs => {
+                RequestKind::IncrementalAlterConfigs(IncrementalAlterConfigsRequest::default())
+            }
+            ApiKey::AlterConfigs => RequestKind::AlterConfigs(AlterConfigsRequest::default()),
+            ApiKey::CreatePartitions => {
+                RequestKind::CreatePartitions(CreatePartitionsRequest::default())
+            }
+            ApiKey::DeleteRecords => RequestKind::DeleteRecords(DeleteRecordsRequest::default()),
             other => panic!("add a default request for {other:?}"),
         }
     }

@@ -11,7 +11,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use kafka_protocol::messages::BrokerId;
-use raft_meta::cohort_app::{AppReply, Body, CohortApp, Envelope, TopicChangeError, TopicMeta};
+use raft_meta::cohort_app::{
+    AppReply, Body, CohortApp, Envelope, PartitionsAdded, TopicChangeError, TopicConfigChange,
+    TopicMeta,
+};
 use raft_meta::{MetaNode, WriteError};
 use uuid::Uuid;
 
@@ -129,6 +132,14 @@ fn catalog_error(e: TopicChangeError) -> CatalogError {
         TopicChangeError::Unknown(n) => CatalogError::UnknownTopic(n),
         TopicChangeError::LimitReached(m) => CatalogError::LimitReached(m),
         TopicChangeError::Invalid(m) => CatalogError::Storage(m),
+        TopicChangeError::Conflict(m) => CatalogError::Conflict(m),
+    }
+}
+
+fn altered(reply: AppReply) -> Result<Arc<TopicSpec>, CatalogError> {
+    match reply {
+        AppReply::TopicAltered(r) => r.map(|t| Arc::new(spec_of(&t))).map_err(catalog_error),
+        other => Err(CatalogError::Storage(format!("unexpected reply {other:?}"))),
     }
 }
 
@@ -181,6 +192,34 @@ impl TopicCatalog for RaftCatalog {
             let deleted = first_result(self.submit(body).await?)?.map_err(catalog_error)?;
             Ok(Arc::new(spec_of(&deleted)))
         })
+    }
+
+    fn alter_configs(
+        &self,
+        current: &TopicSpec,
+        configs: TopicConfigs,
+    ) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>> {
+        let body = Body::AlterTopicConfigs(TopicConfigChange {
+            name: current.name.clone(),
+            id: current.id.as_u128(),
+            expected: current.configs.set_values().clone(),
+            configs: configs.set_values().clone(),
+        });
+        Box::pin(async move { altered(self.submit(body).await?) })
+    }
+
+    fn add_partitions(
+        &self,
+        current: &TopicSpec,
+        added: Vec<PartitionAssignment>,
+    ) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>> {
+        let body = Body::CreatePartitions(PartitionsAdded {
+            name: current.name.clone(),
+            id: current.id.as_u128(),
+            expected_count: u32::try_from(current.partitions.len()).unwrap_or(u32::MAX),
+            added: added.into_iter().map(|p| p.replicas).collect(),
+        });
+        Box::pin(async move { altered(self.submit(body).await?) })
     }
 }
 

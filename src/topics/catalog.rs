@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use uuid::Uuid;
 
-use super::spec::TopicSpec;
+use super::configs::TopicConfigs;
+use super::spec::{PartitionAssignment, TopicSpec};
 
 /// A boxed future, so the traits stay object-safe (`Arc<dyn TopicCatalog>`).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -35,6 +36,10 @@ pub enum CatalogError {
     /// Changes are made by the controller (the Raft leader), which could not be reached.
     #[error("This node is not the controller.")]
     NotController,
+    /// The topic changed between the read a change was computed from and the change: nothing
+    /// changed (the caller computes again).
+    #[error("{0}")]
+    Conflict(String),
     /// The change was submitted but its outcome is unknown (the controller timed out or lost
     /// its office meanwhile); it may still take effect.
     #[error("the controller did not confirm the change in time: {0}")]
@@ -55,6 +60,20 @@ pub trait TopicCatalog: Send + Sync {
     fn create(&self, spec: TopicSpec) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>>;
     /// Removes a topic, returning what it was.
     fn delete(&self, name: &str) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>>;
+    /// Replaces the configs of `current` (validated already) if the topic is still `current`
+    /// (same id, same configs), else [`CatalogError::Conflict`] or `UnknownTopic`.
+    fn alter_configs(
+        &self,
+        current: &TopicSpec,
+        configs: TopicConfigs,
+    ) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>>;
+    /// Appends partitions (placed already) to `current` if the topic still has its id and
+    /// partition count, else [`CatalogError::Conflict`] or `UnknownTopic`.
+    fn add_partitions(
+        &self,
+        current: &TopicSpec,
+        added: Vec<PartitionAssignment>,
+    ) -> BoxFuture<'_, Result<Arc<TopicSpec>, CatalogError>>;
 }
 
 /// Hands out producer ids for idempotent producers; never the same id twice, restarts included.

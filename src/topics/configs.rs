@@ -101,6 +101,39 @@ pub enum ConfigError {
     /// A config given without a value (null).
     #[error("Null value not supported for topic configs: {0}")]
     NullValue(String),
+    /// APPEND or SUBTRACT on a config that is not a list.
+    #[error("Can't {op} to key {name} because its type is not LIST.")]
+    NotAList {
+        /// The operation.
+        op: &'static str,
+        /// The config.
+        name: String,
+    },
+}
+
+/// One change of IncrementalAlterConfigs to a topic config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AlterOp {
+    /// Sets the value.
+    Set(String),
+    /// Removes the override: the default applies again.
+    Delete,
+    /// Adds the comma-separated items not already in a list config's value.
+    Append(String),
+    /// Removes the comma-separated items from a list config's value.
+    Subtract(String),
+}
+
+impl AlterOp {
+    /// Kafka's name of the operation, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AlterOp::Set(_) => "SET",
+            AlterOp::Delete => "DELETE",
+            AlterOp::Append(_) => "APPEND",
+            AlterOp::Subtract(_) => "SUBTRACT",
+        }
+    }
 }
 
 /// The configs a topic was created with (only the ones set; defaults are applied on read).
@@ -168,6 +201,51 @@ impl TopicConfigs {
                 _ => Err(invalid(name, v, range_rule(name))),
             },
         }
+    }
+
+    /// These configs after IncrementalAlterConfigs' `ops` (in order), validated as a whole
+    /// as Kafka validates the resulting topic config.
+    pub fn altered(&self, ops: &[(String, AlterOp)]) -> Result<TopicConfigs, ConfigError> {
+        let mut set = self.set.clone();
+        for (name, op) in ops {
+            let Some(key) = super::config_keys::topic_key(name) else {
+                return Err(ConfigError::Unknown(name.clone()));
+            };
+            match op {
+                AlterOp::Set(v) => {
+                    set.insert(name.clone(), v.clone());
+                }
+                AlterOp::Delete => {
+                    set.remove(name);
+                }
+                AlterOp::Append(v) | AlterOp::Subtract(v) => {
+                    if key.kind != super::config_keys::ConfigType::List {
+                        return Err(ConfigError::NotAList {
+                            op: op.name(),
+                            name: name.clone(),
+                        });
+                    }
+                    let current = set
+                        .get(name)
+                        .map(String::as_str)
+                        .or(key.default)
+                        .unwrap_or("");
+                    let mut items = list_items(current);
+                    let given = list_items(v);
+                    if matches!(op, AlterOp::Append(_)) {
+                        for item in given {
+                            if !items.contains(&item) {
+                                items.push(item);
+                            }
+                        }
+                    } else {
+                        items.retain(|i| !given.contains(i));
+                    }
+                    set.insert(name.clone(), items.join(","));
+                }
+            }
+        }
+        TopicConfigs::from_pairs(set.iter().map(|(k, v)| (k.as_str(), Some(v.as_str()))))
     }
 
     /// The explicitly set configs, by name.
@@ -250,6 +328,15 @@ impl TopicConfigs {
             .unwrap_or(DEFAULT_MAX_MESSAGE_BYTES);
         usize::try_from(v).unwrap_or(1 << 20)
     }
+}
+
+fn list_items(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 fn invalid(name: &str, value: &str, rule: &'static str) -> ConfigError {
@@ -339,5 +426,53 @@ mod tests {
             Err(ConfigError::NullValue(_))
         ));
         assert!(parse(&[("min.insync.replicas", "2")]).is_ok());
+    }
+
+    #[test]
+    fn incremental_operations_follow_kafka() {
+        let c = parse(&[("retention.ms", "1000"), ("cleanup.policy", "delete")]).unwrap();
+        let op = |n: &str, o: AlterOp| (n.to_string(), o);
+        let after = c
+            .altered(&[
+                op("retention.ms", AlterOp::Delete),
+                op("segment.bytes", AlterOp::Set("2097152".into())),
+                op("cleanup.policy", AlterOp::Append("compact,delete".into())),
+            ])
+            .unwrap();
+        assert_eq!(after.retention_ms(), Some(DEFAULT_RETENTION_MS));
+        assert_eq!(after.segment_bytes(), 2_097_152);
+        assert_eq!(
+            after.set_values().get("cleanup.policy").map(String::as_str),
+            Some("delete,compact")
+        );
+        let after = after
+            .altered(&[op("cleanup.policy", AlterOp::Subtract("delete".into()))])
+            .unwrap();
+        assert_eq!(after.cleanup_policy(), Ok(CleanupPolicy::Compact));
+        // APPEND to an unset list starts from the default.
+        let fresh = TopicConfigs::default()
+            .altered(&[op("cleanup.policy", AlterOp::Append("compact".into()))])
+            .unwrap();
+        assert_eq!(fresh.cleanup_policy(), Ok(CleanupPolicy::CompactDelete));
+        assert_eq!(
+            c.altered(&[op("retention.ms", AlterOp::Append("1".into()))]),
+            Err(ConfigError::NotAList {
+                op: "APPEND",
+                name: "retention.ms".into()
+            })
+        );
+        assert_eq!(
+            c.altered(&[op("no.such", AlterOp::Delete)]),
+            Err(ConfigError::Unknown("no.such".into()))
+        );
+        // Subtracting every policy leaves an empty list, which no topic may have.
+        assert!(matches!(
+            c.altered(&[op("cleanup.policy", AlterOp::Subtract("delete".into()))]),
+            Err(ConfigError::InvalidValue { .. })
+        ));
+        assert!(matches!(
+            c.altered(&[op("segment.bytes", AlterOp::Set("12".into()))]),
+            Err(ConfigError::InvalidValue { .. })
+        ));
     }
 }

@@ -11,13 +11,14 @@
 //! (`handlers/file_catalog.rs`).
 
 pub mod catalog;
+pub mod config_keys;
 pub mod configs;
 pub mod create;
 pub mod names;
 pub mod spec;
 
 pub use catalog::{CatalogError, ProducerIdAllocator, TopicCatalog};
-pub use configs::{CleanupPolicy, ConfigError, TopicConfigs};
+pub use configs::{AlterOp, CleanupPolicy, ConfigError, TopicConfigs};
 pub use create::{plan_topic, CreateTopicError, NewTopic};
 pub use spec::{PartitionAssignment, TopicSpec};
 

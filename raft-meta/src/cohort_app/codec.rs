@@ -49,6 +49,8 @@ fn tag_of(body: &Body) -> Tag {
         Body::AllocateProducerIds { .. } => tags::ALLOCATE_PRODUCER_IDS,
         Body::InitClusterConfig { .. } => tags::INIT_CLUSTER_CONFIG,
         Body::AlterClusterConfig { .. } => tags::ALTER_CLUSTER_CONFIG,
+        Body::AlterTopicConfigs(_) => tags::ALTER_TOPIC_CONFIGS,
+        Body::CreatePartitions(_) => tags::CREATE_PARTITIONS,
     }
 }
 
@@ -80,6 +82,8 @@ fn put_fields(out: &mut Vec<u8>, body: &Body) {
             replace,
         } => put(out, &(static_values, replace)),
         Body::AlterClusterConfig { changes } => put(out, changes),
+        Body::AlterTopicConfigs(c) => put(out, c),
+        Body::CreatePartitions(c) => put(out, c),
     }
 }
 
@@ -167,6 +171,8 @@ fn decode_fields_v1(tag: Tag, fields: &[u8]) -> Result<Body, FormatError> {
         tags::ALTER_CLUSTER_CONFIG => Ok(Body::AlterClusterConfig {
             changes: from_postcard(fields, what)?,
         }),
+        tags::ALTER_TOPIC_CONFIGS => Ok(Body::AlterTopicConfigs(from_postcard(fields, what)?)),
+        tags::CREATE_PARTITIONS => Ok(Body::CreatePartitions(from_postcard(fields, what)?)),
         other => Err(FormatError::UnknownTag {
             tag: other.0,
             expected: "command",

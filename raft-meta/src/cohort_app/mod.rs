@@ -10,6 +10,8 @@
 //!        ├─ body DeleteTopics    ─► TopicTable::delete + coordinator TopicsDeleted
 //!        ├─ InitCluster / AllocateProducerIds ─► ClusterMeta
 //!        ├─ InitClusterConfig / AlterClusterConfig ─► ClusterConfig ─► the coordinator's Config
+//!        ├─ AlterTopicConfigs    ─► TopicTable::alter_configs (compare-and-set)
+//!        ├─ CreatePartitions     ─► TopicTable::add_partitions + coordinator TopicsChanged
 //!        ├─ returns AppReply bytes to the writer (raft)
 //!        └─ pushes Effect { origin, outcome } to the sink, in log order
 //!                └─► the node's coordinator runtime (acts on it only while it leads)
@@ -41,7 +43,10 @@ use serde::{Deserialize, Serialize};
 use crate::app::{Application, Record, RestoreError, Undecodable};
 pub use crate::format::FormatError;
 use crate::types::{LogIndex, NodeId};
-pub use topics::{ClusterMeta, TopicChangeError, TopicLimits, TopicMeta, TopicTable};
+pub use topics::{
+    ClusterMeta, PartitionsAdded, TopicChangeError, TopicConfigChange, TopicLimits, TopicMeta,
+    TopicTable,
+};
 
 /// Namespace byte of coordinator records in snapshots.
 pub const NS_GROUP: u8 = 1;
@@ -109,6 +114,10 @@ pub enum Body {
     AlterClusterConfig {
         changes: Vec<ConfigChange>,
     },
+    /// A topic's configs replaced, if unchanged since the writer read them.
+    AlterTopicConfigs(TopicConfigChange),
+    /// Partitions added to a topic; consumer groups using it get a new epoch.
+    CreatePartitions(PartitionsAdded),
 }
 
 impl Envelope {
@@ -141,6 +150,8 @@ pub enum AppReply {
     /// The replicated configuration in force after a config command, or why it was refused
     /// (nothing changed then).
     ClusterConfig(Result<ClusterConfig, ConfigError>),
+    /// AlterTopicConfigs, CreatePartitions: the topic after the change, or why nothing changed.
+    TopicAltered(Result<TopicMeta, TopicChangeError>),
 }
 
 impl AppReply {
@@ -385,6 +396,31 @@ impl CohortApp {
                     });
                 }
                 AppReply::DeleteTopics(results)
+            }
+            Body::AlterTopicConfigs(change) => {
+                // Partitions pick up new configs from the topic table (retention, segment size,
+                // max message size): nothing to emit beyond the table's new version.
+                let result = self.topics.alter_configs(change);
+                AppReply::TopicAltered(result.map(|t| (*t).clone()))
+            }
+            Body::CreatePartitions(change) => {
+                let result = self.topics.add_partitions(change);
+                if let Ok(topic) = &result {
+                    let outcome = self.coordinator.apply(&WriteCommand::TopicsChanged(
+                        coordinator::TopicsChanged {
+                            now_ms: TimestampMs(0),
+                            upserted: vec![topic_metadata(topic)],
+                            deleted: Vec::new(),
+                        },
+                    ));
+                    self.emit(Effect::Group {
+                        origin: None,
+                        index,
+                        fired: None,
+                        outcome,
+                    });
+                }
+                AppReply::TopicAltered(result.map(|t| (*t).clone()))
             }
             Body::InitCluster { cluster_id } => {
                 let id = self.cluster.cluster_id.get_or_insert(cluster_id).clone();

@@ -62,6 +62,32 @@ pub enum TopicChangeError {
     LimitReached(String),
     #[error("{0}")]
     Invalid(String),
+    /// The topic changed since the change was computed from it (another alteration came
+    /// first): nothing changed; the writer recomputes and retries.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// A topic's configs replaced as a whole (IncrementalAlterConfigs, AlterConfigs), if the topic
+/// of this id still holds `expected`: the binary computed and validated `configs` from it, so
+/// a concurrent alteration applied first is never overwritten (compare-and-set).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicConfigChange {
+    pub name: String,
+    pub id: u128,
+    pub expected: BTreeMap<String, String>,
+    pub configs: BTreeMap<String, String>,
+}
+
+/// Partitions added to a topic (CreatePartitions), placed by the binary, if the topic of this
+/// id still has `expected_count` partitions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionsAdded {
+    pub name: String,
+    pub id: u128,
+    pub expected_count: u32,
+    /// Replicas of each new partition, numbered from `expected_count`.
+    pub added: Vec<Vec<i32>>,
 }
 
 /// The cluster's identity and counters, one record in snapshots.
@@ -161,6 +187,76 @@ impl TopicTable {
         Ok(removed)
     }
 
+    /// The topic `name` if it is still the incarnation `id`.
+    fn incarnation(&self, name: &str, id: u128) -> Result<&Arc<TopicMeta>, TopicChangeError> {
+        match self.topics.get(name) {
+            Some(t) if t.id == id => Ok(t),
+            _ => Err(TopicChangeError::Unknown(name.to_owned())),
+        }
+    }
+
+    /// Replaces a topic's configs (see [`TopicConfigChange`]).
+    pub fn alter_configs(
+        &mut self,
+        change: TopicConfigChange,
+    ) -> Result<Arc<TopicMeta>, TopicChangeError> {
+        let current = self.incarnation(&change.name, change.id)?;
+        if current.configs != change.expected {
+            return Err(TopicChangeError::Conflict(format!(
+                "the configs of topic '{}' changed meanwhile",
+                change.name
+            )));
+        }
+        let mut next = (**current).clone();
+        next.configs = change.configs;
+        let next = Arc::new(next);
+        self.topics.insert(change.name, next.clone());
+        self.version += 1;
+        Ok(next)
+    }
+
+    /// Adds partitions to a topic (see [`PartitionsAdded`]), within the limits.
+    pub fn add_partitions(
+        &mut self,
+        change: PartitionsAdded,
+    ) -> Result<Arc<TopicMeta>, TopicChangeError> {
+        let current = self.incarnation(&change.name, change.id)?;
+        let have = current.partitions.len();
+        if u32::try_from(have).ok() != Some(change.expected_count) {
+            return Err(TopicChangeError::Conflict(format!(
+                "topic '{}' has {have} partitions, not {}",
+                change.name, change.expected_count
+            )));
+        }
+        if change.added.is_empty() || change.added.iter().any(Vec::is_empty) {
+            return Err(TopicChangeError::Invalid(format!(
+                "partitions added to topic '{}' need one replica each",
+                change.name
+            )));
+        }
+        let total = have + change.added.len();
+        if total > self.limits.partitions_per_topic_max {
+            return Err(TopicChangeError::LimitReached(format!(
+                "Number of partitions {total} is more than the maximum of {} per topic.",
+                self.limits.partitions_per_topic_max
+            )));
+        }
+        if self.total_partitions + change.added.len() > self.limits.partitions_total_max {
+            return Err(TopicChangeError::LimitReached(format!(
+                "Adding {} partitions would exceed the cluster's maximum of {} partitions.",
+                change.added.len(),
+                self.limits.partitions_total_max
+            )));
+        }
+        let mut next = (**current).clone();
+        self.total_partitions += change.added.len();
+        next.partitions.extend(change.added);
+        let next = Arc::new(next);
+        self.topics.insert(change.name, next.clone());
+        self.version += 1;
+        Ok(next)
+    }
+
     /// Replaces the whole table (snapshot restore). Limits are not re-checked: the snapshot
     /// holds what replicas already accepted.
     pub fn restore(&mut self, topics: Vec<TopicMeta>) {
@@ -219,6 +315,80 @@ mod tests {
         assert_eq!(t.delete("a").map(|m| m.partition_count()), Ok(4));
         assert!(t.version() > v);
         assert_eq!(t.delete("a"), Err(TopicChangeError::Unknown("a".into())));
+        assert!(t.create(topic("c", 4)).is_ok());
+    }
+
+    #[test]
+    fn config_changes_compare_and_set_on_the_incarnation() {
+        let mut t = TopicTable::new(TopicLimits::default());
+        t.create(topic("a", 1)).unwrap();
+        let set = |expected: &[(&str, &str)], configs: &[(&str, &str)], id| TopicConfigChange {
+            name: "a".into(),
+            id,
+            expected: expected
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            configs: configs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let v = t.version();
+        let a = t
+            .alter_configs(set(&[], &[("retention.ms", "1")], 7))
+            .unwrap();
+        assert_eq!(a.configs.get("retention.ms").map(String::as_str), Some("1"));
+        assert!(t.version() > v);
+        // Computed from the configs before the change above: refused, nothing changed.
+        assert!(matches!(
+            t.alter_configs(set(&[], &[("segment.ms", "5")], 7)),
+            Err(TopicChangeError::Conflict(_))
+        ));
+        assert_eq!(t.get("a").unwrap().configs.len(), 1);
+        // Another incarnation of the name.
+        assert_eq!(
+            t.alter_configs(set(&[("retention.ms", "1")], &[], 8)),
+            Err(TopicChangeError::Unknown("a".into()))
+        );
+        assert!(t
+            .alter_configs(set(&[("retention.ms", "1")], &[], 7))
+            .unwrap()
+            .configs
+            .is_empty());
+    }
+
+    #[test]
+    fn partitions_are_added_once_within_the_limits() {
+        let mut t = TopicTable::new(TopicLimits {
+            topics_max: 10,
+            partitions_per_topic_max: 4,
+            partitions_total_max: 5,
+        });
+        t.create(topic("a", 2)).unwrap();
+        t.create(topic("b", 1)).unwrap();
+        let add = |expected_count, n| PartitionsAdded {
+            name: "a".into(),
+            id: 7,
+            expected_count,
+            added: vec![vec![1]; n],
+        };
+        assert_eq!(t.add_partitions(add(2, 1)).unwrap().partition_count(), 3);
+        assert!(matches!(
+            t.add_partitions(add(2, 1)),
+            Err(TopicChangeError::Conflict(_))
+        ));
+        assert!(matches!(
+            t.add_partitions(add(3, 2)),
+            Err(TopicChangeError::LimitReached(_))
+        ));
+        assert!(matches!(
+            t.add_partitions(add(3, 0)),
+            Err(TopicChangeError::Invalid(_))
+        ));
+        assert_eq!(t.add_partitions(add(3, 1)).unwrap().partition_count(), 4);
+        t.create(topic("c", 1)).unwrap_err();
+        assert_eq!(t.delete("a").map(|m| m.partition_count()), Ok(4));
         assert!(t.create(topic("c", 4)).is_ok());
     }
 }

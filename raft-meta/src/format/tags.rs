@@ -96,6 +96,8 @@ pub const INSTALL_TARGET_ASSIGNMENT: Tag = Tag(0x020f);
 pub const TOPICS_CHANGED: Tag = Tag(0x0210);
 pub const INIT_CLUSTER_CONFIG: Tag = Tag(0x0211);
 pub const ALTER_CLUSTER_CONFIG: Tag = Tag(0x0212);
+pub const ALTER_TOPIC_CONFIGS: Tag = Tag(0x0213);
+pub const CREATE_PARTITIONS: Tag = Tag(0x0214);
 
 pub const APP_REPLY: Tag = Tag(0x0301);
 
@@ -162,6 +164,18 @@ pub const REGISTRY: &[TagInfo] = &[
     row(
         ALTER_CLUSTER_CONFIG,
         "AlterClusterConfig command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        ALTER_TOPIC_CONFIGS,
+        "AlterTopicConfigs command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        CREATE_PARTITIONS,
+        "CreatePartitions command",
         Kind::Command,
         1,
     ),
