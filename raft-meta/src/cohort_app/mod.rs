@@ -310,6 +310,31 @@ impl CohortApp {
         }
     }
 
+    /// The coordinator's topic image follows the topic table at the same log position on
+    /// every replica (consumer groups subscribed to a changed topic get a new epoch); its
+    /// outcome goes to the sink like any group command's.
+    fn topic_image_changed(
+        &mut self,
+        index: LogIndex,
+        now_ms: TimestampMs,
+        upserted: Vec<coordinator::TopicMetadata>,
+        deleted: Vec<TopicName>,
+    ) {
+        let outcome =
+            self.coordinator
+                .apply(&WriteCommand::TopicsChanged(coordinator::TopicsChanged {
+                    now_ms,
+                    upserted,
+                    deleted,
+                }));
+        self.emit(Effect::Group {
+            origin: None,
+            index,
+            fired: None,
+            outcome,
+        });
+    }
+
     fn apply_body(
         &mut self,
         index: LogIndex,
@@ -343,21 +368,8 @@ impl CohortApp {
                     })
                     .collect();
                 if !created.is_empty() {
-                    // The coordinator's topic image follows in the same log position on every
-                    // replica: consumer groups subscribed to a new topic get a new epoch.
-                    let outcome = self.coordinator.apply(&WriteCommand::TopicsChanged(
-                        coordinator::TopicsChanged {
-                            now_ms: TimestampMs(0),
-                            upserted: created.iter().map(|t| topic_metadata(t)).collect(),
-                            deleted: Vec::new(),
-                        },
-                    ));
-                    self.emit(Effect::Group {
-                        origin: None,
-                        index,
-                        fired: None,
-                        outcome,
-                    });
+                    let upserted = created.iter().map(|t| topic_metadata(t)).collect();
+                    self.topic_image_changed(index, TimestampMs(0), upserted, Vec::new());
                     self.emit(Effect::TopicsChanged {
                         created,
                         deleted: Vec::new(),
@@ -377,19 +389,8 @@ impl CohortApp {
                     })
                     .collect();
                 if !deleted.is_empty() {
-                    let outcome = self.coordinator.apply(&WriteCommand::TopicsChanged(
-                        coordinator::TopicsChanged {
-                            now_ms,
-                            upserted: Vec::new(),
-                            deleted: deleted.iter().map(|t| TopicName::new(&*t.name)).collect(),
-                        },
-                    ));
-                    self.emit(Effect::Group {
-                        origin: None,
-                        index,
-                        fired: None,
-                        outcome,
-                    });
+                    let names = deleted.iter().map(|t| TopicName::new(&*t.name)).collect();
+                    self.topic_image_changed(index, now_ms, Vec::new(), names);
                     self.emit(Effect::TopicsChanged {
                         created: Vec::new(),
                         deleted,
@@ -406,19 +407,8 @@ impl CohortApp {
             Body::CreatePartitions(change) => {
                 let result = self.topics.add_partitions(change);
                 if let Ok(topic) = &result {
-                    let outcome = self.coordinator.apply(&WriteCommand::TopicsChanged(
-                        coordinator::TopicsChanged {
-                            now_ms: TimestampMs(0),
-                            upserted: vec![topic_metadata(topic)],
-                            deleted: Vec::new(),
-                        },
-                    ));
-                    self.emit(Effect::Group {
-                        origin: None,
-                        index,
-                        fired: None,
-                        outcome,
-                    });
+                    let upserted = vec![topic_metadata(topic)];
+                    self.topic_image_changed(index, TimestampMs(0), upserted, Vec::new());
                 }
                 AppReply::TopicAltered(result.map(|t| (*t).clone()))
             }
