@@ -61,6 +61,7 @@ pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGrou
         member_replies: Vec::new(),
         timers: Vec::new(),
         assignments: Vec::new(),
+        txn_markers: Vec::new(),
     }
 }
 

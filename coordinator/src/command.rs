@@ -8,7 +8,7 @@
 
 use crate::ids::{
     ApiVersion, Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset,
-    PartitionIndex, TimestampMs, TopicId, TopicName,
+    PartitionIndex, ProducerEpoch, ProducerId, TimestampMs, TopicId, TopicName, TransactionalId,
 };
 use crate::record::assignment::Assignment;
 use crate::timer::TimerKey;
@@ -52,6 +52,19 @@ pub enum WriteCommand {
     /// the coordinator's topic image follows, offsets of deleted topics go, and every consumer
     /// group subscribed to a changed topic gets a new group epoch.
     TopicsChanged(TopicsChanged),
+    /// InitProducerId with a transactional id (KIP-98, KIP-360).
+    InitTransactionalProducer(InitTransactionalProducer),
+    /// AddPartitionsToTxn v0–v3 (the client's form).
+    AddPartitionsToTxn(AddPartitionsToTxn),
+    /// AddOffsetsToTxn v0–v4.
+    AddOffsetsToTxn(AddOffsetsToTxn),
+    /// EndTxn v0–v3 (transactions v1).
+    EndTxn(EndTxn),
+    /// The leader wrote every data-partition marker of a prepared transaction: complete it
+    /// (pending offsets applied on commit, dropped on abort). A stale one is a no-op.
+    TxnMarkersWritten(TxnMarkersWritten),
+    /// TxnOffsetCommit v0–v4.
+    TxnOffsetCommit(TxnOffsetCommit),
 }
 
 impl WriteCommand {
@@ -70,6 +83,12 @@ impl WriteCommand {
             WriteCommand::ConsumerGroupHeartbeat(c) => c.now_ms,
             WriteCommand::InstallTargetAssignment(c) => c.now_ms,
             WriteCommand::TopicsChanged(c) => c.now_ms,
+            WriteCommand::InitTransactionalProducer(c) => c.now_ms,
+            WriteCommand::AddPartitionsToTxn(c) => c.producer.now_ms,
+            WriteCommand::AddOffsetsToTxn(c) => c.producer.now_ms,
+            WriteCommand::EndTxn(c) => c.producer.now_ms,
+            WriteCommand::TxnMarkersWritten(c) => c.producer.now_ms,
+            WriteCommand::TxnOffsetCommit(c) => c.producer.now_ms,
         }
     }
 }
@@ -94,6 +113,13 @@ impl WriteCommand {
             WriteCommand::ConsumerGroupHeartbeat(c) => Some(&c.group_id),
             WriteCommand::InstallTargetAssignment(c) => Some(&c.group_id),
             WriteCommand::TopicsChanged(_) => None,
+            WriteCommand::TxnOffsetCommit(c) => Some(&c.group_id),
+            // Transaction state is keyed by transactional id, not by group.
+            WriteCommand::InitTransactionalProducer(_)
+            | WriteCommand::AddPartitionsToTxn(_)
+            | WriteCommand::AddOffsetsToTxn(_)
+            | WriteCommand::EndTxn(_)
+            | WriteCommand::TxnMarkersWritten(_) => None,
         }
     }
 }
@@ -259,8 +285,8 @@ pub struct FetchGroup {
 pub struct FetchOffsets {
     pub api_version: ApiVersion,
     pub groups: Vec<FetchGroup>,
-    /// v7+ KIP-447. Parsed and carried; without transactional offset commits every offset
-    /// is stable, so it changes nothing.
+    /// v7+ KIP-447: a partition with a transaction's uncompleted offset answers
+    /// UNSTABLE_OFFSET_COMMIT instead of its committed offset.
     pub require_stable: bool,
 }
 
@@ -375,4 +401,87 @@ pub struct TopicsChanged {
 pub struct DescribeConsumerGroups {
     pub api_version: ApiVersion,
     pub group_ids: Vec<GroupId>,
+}
+
+/// InitProducerId with a transactional id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InitTransactionalProducer {
+    pub now_ms: TimestampMs,
+    pub transactional_id: TransactionalId,
+    /// The producer's `transaction.timeout.ms`.
+    pub timeout_ms: i32,
+    /// v3+ (KIP-360): the id and epoch the producer had, to bump instead of fencing it;
+    /// `None` when it sent −1/−1.
+    pub expected: Option<(ProducerId, ProducerEpoch)>,
+    /// A producer id the leader allocated before submitting, used if the transactional id is
+    /// new or its epochs are exhausted (every replica then picks the same one).
+    pub fresh_producer_id: ProducerId,
+}
+
+/// The producer identity every transactional request carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnProducer {
+    pub api_version: ApiVersion,
+    pub now_ms: TimestampMs,
+    pub transactional_id: TransactionalId,
+    pub producer_id: ProducerId,
+    pub producer_epoch: ProducerEpoch,
+}
+
+/// One partition of an AddPartitionsToTxn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnPartition {
+    pub partition: PartitionIndex,
+    /// Whether the binary's topic catalog knows the topic and partition (Kafka checks it in
+    /// KafkaApis before the coordinator).
+    pub partition_known: bool,
+}
+
+/// One topic of an AddPartitionsToTxn.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnTopic {
+    pub name: TopicName,
+    pub partitions: Vec<TxnPartition>,
+}
+
+/// AddPartitionsToTxn v0–v3.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddPartitionsToTxn {
+    pub producer: TxnProducer,
+    pub topics: Vec<TxnTopic>,
+}
+
+/// AddOffsetsToTxn v0–v4.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddOffsetsToTxn {
+    pub producer: TxnProducer,
+    pub group_id: GroupId,
+}
+
+/// EndTxn v0–v3.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EndTxn {
+    pub producer: TxnProducer,
+    /// COMMIT (true) or ABORT.
+    pub commit: bool,
+}
+
+/// Every marker of a prepared transaction is written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnMarkersWritten {
+    pub producer: TxnProducer,
+    pub commit: bool,
+}
+
+/// TxnOffsetCommit v0–v4: the group's offsets inside the producer's transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnOffsetCommit {
+    pub producer: TxnProducer,
+    pub group_id: GroupId,
+    /// v3+ (KIP-447): the consumer's generation (or member epoch), member id and instance
+    /// id, fencing a zombie's commits; −1 / "" / `None` below v3.
+    pub generation: Generation,
+    pub member_id: MemberId,
+    pub group_instance_id: Option<GroupInstanceId>,
+    pub topics: Vec<CommitTopic>,
 }

@@ -84,6 +84,18 @@ pub struct Config {
     /// computes inline; larger ones are computed by the runtime off the request path and
     /// installed with `InstallTargetAssignment`.
     pub consumer_inline_assignment_max_cost: usize,
+
+    // Transactions (KIP-98).
+    /// `transaction.max.timeout.ms`: a producer asking for more gets INVALID_TRANSACTION_TIMEOUT.
+    pub transaction_max_timeout_ms: i32,
+    /// `transactional.id.expiration.ms`: an idle transactional id is forgotten after this.
+    pub transactional_id_expiration_ms: i32,
+    /// Most transactional ids the replicated state holds (POLICY_VIOLATION beyond): each is a
+    /// record on every replica and in every snapshot.
+    pub transactions_max: usize,
+    /// Most partitions plus groups one transaction holds (POLICY_VIOLATION beyond): the
+    /// transaction is one record and its markers one write per partition.
+    pub transaction_partitions_max: usize,
 }
 
 /// About 100 MB of index on every replica for simple groups (~80-100 B each,
@@ -91,6 +103,10 @@ pub struct Config {
 pub const GROUPS_MAX_DEFAULT: usize = 1_000_000;
 /// Ten times a 10,000-partition consumer; ~8 MB of index for a group that reaches it.
 pub const OFFSETS_PER_GROUP_MAX_DEFAULT: usize = 100_000;
+/// A hundred thousand producers; a transaction record is ~100 B plus its partitions.
+pub const TRANSACTIONS_MAX_DEFAULT: usize = 100_000;
+/// Far above what a stream processor's transaction spans (its input and output partitions).
+pub const TRANSACTION_PARTITIONS_MAX_DEFAULT: usize = 10_000;
 
 impl Default for Config {
     fn default() -> Self {
@@ -122,6 +138,10 @@ impl Default for Config {
             consumer_group_max_size: i32::MAX,
             consumer_subscribed_topics_max: 10_000,
             consumer_inline_assignment_max_cost: 100_000,
+            transaction_max_timeout_ms: 900_000,
+            transactional_id_expiration_ms: 604_800_000,
+            transactions_max: TRANSACTIONS_MAX_DEFAULT,
+            transaction_partitions_max: TRANSACTION_PARTITIONS_MAX_DEFAULT,
         }
     }
 }

@@ -11,11 +11,15 @@
 //! | anything else                                | never                            |
 //!
 //! An offset committed with an explicit retention (OffsetCommit v2–v4) expires at its own
-//! expire timestamp instead. An Empty group left with no offset is deleted.
+//! expire timestamp instead. An Empty group left with no offset is deleted. An offset a
+//! transaction has an uncompleted commit for never expires (Kafka's
+//! `hasPendingTransactionalOffsets`), and the same pass forgets idle transactional ids
+//! (`transactional.id.expiration.ms`).
 
 use crate::config::Config;
 use crate::group::{ClassicGroup, GroupState};
-use crate::ids::TimestampMs;
+use crate::ids::{GroupId, TimestampMs};
+use crate::index::transactions::TxnIndex;
 use crate::index::GroupIndex;
 use crate::outcome::Outcome;
 use crate::record::offset_commit::OffsetCommitValue;
@@ -48,16 +52,24 @@ fn may_expire(group: &ClassicGroup, subscriptions_known: bool) -> bool {
     }
 }
 
-pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> Outcome {
+pub(crate) fn decide(
+    config: &Config,
+    groups: &GroupIndex,
+    txns: &TxnIndex,
+    now: TimestampMs,
+) -> Outcome {
     let retention_ms = config.offsets_retention_ms;
     let mut records = Vec::new();
     for (group_id, entry) in groups.table.iter() {
+        let gid = GroupId::from(group_id);
+        let pending = |topic: &str, partition| txns.has_pending(&gid, topic, partition);
         if let Some(consumer) = groups.store.consumer_group(entry.group) {
             // Kafka's ConsumerGroup: offsets of topics no member uses expire `retention`
             // after their commit; an Empty group left without offsets is deleted.
             let mut all_expired = true;
             for (topic, partition, value) in entry.offsets.iter(&groups.topics) {
                 let expired = !crate::group::consumer::is_subscribed_to(consumer, topic)
+                    && !pending(topic, partition)
                     && match value.expire_timestamp {
                         Some(expire) => now >= expire,
                         None => now.0.saturating_sub(value.commit_timestamp.0) >= retention_ms,
@@ -92,6 +104,7 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> 
         let mut all_expired = true;
         for (topic, partition, value) in entry.offsets.iter(&groups.topics) {
             let expired = !group.is_subscribed_to(topic, subscribed.as_ref())
+                && !pending(topic, partition)
                 && match value.expire_timestamp {
                     Some(expire) => now >= expire,
                     None => base_timestamp(&group, &value)
@@ -115,6 +128,7 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> 
             });
         }
     }
+    records.extend(expired_transactional_ids(config, txns, now));
     Outcome {
         records,
         reply: Reply::Done,
@@ -124,5 +138,21 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, now: TimestampMs) -> 
             at_ms: now.plus_ms(config.offsets_retention_check_interval_ms),
         }],
         assignments: Vec::new(),
+        txn_markers: Vec::new(),
     }
+}
+
+/// `transactional.id.expiration.ms`: idle transactional ids not updated for that long are
+/// forgotten (Kafka's `removeExpiredTransactionalIds`); an open or completing one never is.
+fn expired_transactional_ids(config: &Config, txns: &TxnIndex, now: TimestampMs) -> Vec<Record> {
+    let expiration = i64::from(config.transactional_id_expiration_ms);
+    txns.iter()
+        .filter(|(_, t)| {
+            t.state.is_idle() && now.0.saturating_sub(t.last_update_timestamp.0) >= expiration
+        })
+        .map(|(id, _)| Record::Transaction {
+            transactional_id: id.clone(),
+            value: None,
+        })
+        .collect()
 }

@@ -79,6 +79,11 @@ string_id!(
     /// A topic name as clients send it.
     TopicName
 );
+string_id!(
+    /// `transactional.id` of a transactional producer (KIP-98): the key of its transaction
+    /// state, stable across the producer's restarts.
+    TransactionalId
+);
 
 macro_rules! number_id {
     ($(#[$doc:meta])* $name:ident($inner:ty)) => {
@@ -132,6 +137,35 @@ number_id!(
     /// (MEMBER_ID_REQUIRED from JoinGroup v4, GROUP_ID_NOT_FOUND from OffsetCommit v9...).
     ApiVersion(i16)
 );
+
+number_id!(
+    /// A producer id, allocated by the cluster (`AllocateProducerIds`); −1 means "none".
+    ProducerId(i64)
+);
+number_id!(
+    /// A producer epoch: bumped by every InitProducerId of the same transactional id, so that
+    /// an older instance (a zombie) is fenced.
+    ProducerEpoch(i16)
+);
+
+impl ProducerId {
+    pub const NONE: ProducerId = ProducerId(-1);
+}
+
+impl ProducerEpoch {
+    pub const NONE: ProducerEpoch = ProducerEpoch(-1);
+
+    /// Kafka rotates to a new producer id once the epoch reaches `i16::MAX - 1`, keeping
+    /// `i16::MAX` out of use so that a bump to fence a zombie always fits.
+    pub fn is_exhausted(self) -> bool {
+        self.0 >= i16::MAX - 1
+    }
+
+    /// The next epoch; the caller checks `is_exhausted` first.
+    pub fn bumped(self) -> ProducerEpoch {
+        ProducerEpoch(self.0.saturating_add(1))
+    }
+}
 
 impl Generation {
     /// What a group starts with and what a commit outside group management carries.

@@ -26,6 +26,7 @@
 //!   state                                   dispatches commands, replays records
 //!   membership  offsets  admin  expiry      one concern each: (&Config, &GroupIndex, command) -> Outcome
 //!   consumer_group                          the consumer protocol (KIP-848), same layer
+//!   transactions                            the transaction coordinator (KIP-98), same layer
 //!   group  index  assignor                  classic-group rules and effects; the indexes; assignors
 //!   command  outcome                        the machine's inputs and outputs
 //!   timer  reply                            timers as data; domain answers and error kinds
@@ -58,6 +59,7 @@ pub(crate) mod consumer_group;
 mod expiry;
 pub(crate) mod membership;
 pub(crate) mod offsets;
+pub(crate) mod transactions;
 
 pub mod state;
 
@@ -66,7 +68,7 @@ pub use config::{ClusterConfig, Config, ConfigChange, ConfigError};
 pub use consumer_group::AssignmentJob;
 pub use group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 pub use ids::*;
-pub use outcome::{AssignmentNeeded, MemberReply, Outcome, ReadOutcome};
+pub use outcome::{AssignmentNeeded, MemberReply, Outcome, ReadOutcome, TxnMarkers};
 pub use record::assignment::Assignment;
 pub use record::codec::DecodeError;
 pub use record::consumer_group::{
@@ -74,6 +76,7 @@ pub use record::consumer_group::{
     TopicValue,
 };
 pub use record::offset_commit::OffsetCommitValue;
+pub use record::transaction::{PendingOffset, TransactionValue, TxnOffsetsValue, TxnState};
 pub use record::{Record, RecordKey};
 pub use reply::*;
 pub use state::{CoordinatorState, HeartbeatPath};

@@ -1,6 +1,8 @@
 //! Effects as data: what `decide` returns instead of doing anything.
 
-use crate::ids::{GroupId, MemberId};
+use crate::ids::{
+    GroupId, MemberId, PartitionIndex, ProducerEpoch, ProducerId, TopicName, TransactionalId,
+};
 use crate::record::Record;
 use crate::reply::{ParkedKind, Reply};
 use crate::timer::TimerOp;
@@ -25,6 +27,22 @@ pub struct Outcome {
     /// leader computes it off the request path (`CoordinatorState::assignment_job`) and
     /// submits the result as `WriteCommand::InstallTargetAssignment`.
     pub assignments: Vec<AssignmentNeeded>,
+    /// Transactions that entered PrepareCommit or PrepareAbort: the leader writes their
+    /// markers to every data partition, then submits `WriteCommand::TxnMarkersWritten`.
+    pub txn_markers: Vec<TxnMarkers>,
+}
+
+/// The markers one completing transaction owes (Kafka's `WriteTxnMarkers` entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxnMarkers {
+    pub transactional_id: TransactionalId,
+    pub producer_id: ProducerId,
+    /// The epoch the markers carry (after a fence, the bumped one).
+    pub producer_epoch: ProducerEpoch,
+    /// COMMIT or ABORT.
+    pub commit: bool,
+    /// The data partitions to write a control batch to; may be empty (offsets only).
+    pub partitions: Vec<(TopicName, Vec<PartitionIndex>)>,
 }
 
 /// A consumer group that needs a target assignment for `epoch`.
@@ -42,6 +60,7 @@ impl Outcome {
             member_replies: Vec::new(),
             timers: Vec::new(),
             assignments: Vec::new(),
+            txn_markers: Vec::new(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! does not own (throttle time, authorized operations...).
 
 use crate::ids::{Generation, GroupId, GroupInstanceId, LeaderEpoch, MemberId, Offset};
-use crate::ids::{PartitionIndex, TopicId, TopicName};
+use crate::ids::{PartitionIndex, ProducerEpoch, ProducerId, TopicId, TopicName};
 use crate::record::assignment::Assignment;
 use crate::record::group_metadata::GroupState;
 use bytes::Bytes;
@@ -64,6 +64,30 @@ pub enum ErrorKind {
     /// POLICY_VIOLATION (44): the commit would give the group an offset past
     /// `Config::offsets_per_group_max`.
     OffsetsPerGroupMaxReached,
+    /// INVALID_PRODUCER_EPOCH (47): a transactional request from an epoch older than the
+    /// current one, on API versions that predate PRODUCER_FENCED (the binary converts).
+    InvalidProducerEpoch,
+    /// INVALID_TXN_STATE (48): the request does not fit the transaction's state.
+    InvalidTxnState,
+    /// INVALID_PRODUCER_ID_MAPPING (49): no such transactional id, or another producer id.
+    InvalidProducerIdMapping,
+    /// INVALID_TRANSACTION_TIMEOUT (50): not in 1..=`transaction.max.timeout.ms`.
+    InvalidTransactionTimeout,
+    /// CONCURRENT_TRANSACTIONS (51): retriable; the previous transaction is completing.
+    ConcurrentTransactions,
+    /// OPERATION_NOT_ATTEMPTED (55): AddPartitionsToTxn's answer for the valid partitions of a
+    /// request that also named an unknown one.
+    OperationNotAttempted,
+    /// UNSTABLE_OFFSET_COMMIT (88): OffsetFetch with `require_stable` while a transaction has
+    /// an uncompleted offset for the partition.
+    UnstableOffsetCommit,
+    /// PRODUCER_FENCED (90): a newer producer with the same transactional id exists.
+    ProducerFenced,
+    /// POLICY_VIOLATION (44): a new transactional id past `Config::transactions_max`.
+    TransactionsMaxReached,
+    /// POLICY_VIOLATION (44): a transaction past `Config::transaction_partitions_max`
+    /// partitions or groups.
+    TransactionPartitionsMaxReached,
 }
 
 /// Which kind of parked request a member reply completes. A member has at most one parked
@@ -98,6 +122,12 @@ pub enum Reply {
     Done,
     ConsumerGroupHeartbeat(ConsumerHeartbeatResponse),
     DescribeConsumerGroups(Vec<DescribedConsumerGroup>),
+    /// InitProducerId with a transactional id: the producer's id and epoch.
+    InitProducer(Result<(ProducerId, ProducerEpoch), ErrorKind>),
+    /// AddPartitionsToTxn: per partition, in request order.
+    AddPartitionsToTxn(TopicResults),
+    /// AddOffsetsToTxn, EndTxn and the marker completion.
+    Txn(Result<(), ErrorKind>),
 }
 
 /// ConsumerGroupHeartbeat response. On error only `error`, `error_message` and, where Kafka

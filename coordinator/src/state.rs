@@ -6,16 +6,20 @@ use crate::config::Config;
 use crate::group::consumer;
 use crate::group::{ClassicGroup, GroupState};
 use crate::ids::MemberId;
+use crate::ids::TransactionalId;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs};
+use crate::index::transactions::TxnIndex;
 use crate::index::GroupIndex;
 use crate::outcome::AssignmentNeeded;
+use crate::outcome::TxnMarkers;
 use crate::outcome::{Outcome, ReadOutcome};
 use crate::record::consumer_group::ConsumerGroup;
 use crate::record::offset_commit::OffsetCommitValue;
+use crate::record::transaction::TransactionValue;
 use crate::record::Record;
 use crate::reply::{ErrorKind, JoinResponse, Reply};
 use crate::timer::{TimerKey, TimerOp};
-use crate::{admin, consumer_group, expiry, membership, offsets};
+use crate::{admin, consumer_group, expiry, membership, offsets, transactions};
 use std::borrow::Cow;
 
 /// The whole coordinator state of one shard.
@@ -31,6 +35,8 @@ use std::borrow::Cow;
 pub struct CoordinatorState {
     config: Config,
     groups: GroupIndex,
+    /// The transaction coordinator's state and the pending transactional offsets.
+    txns: TxnIndex,
 }
 
 impl CoordinatorState {
@@ -38,6 +44,7 @@ impl CoordinatorState {
         CoordinatorState {
             config,
             groups: GroupIndex::default(),
+            txns: TxnIndex::default(),
         }
     }
 
@@ -55,7 +62,7 @@ impl CoordinatorState {
     /// Decides what a write command does. Pure: the state changes only when the runtime
     /// replays `outcome.records`.
     pub fn decide(&self, command: &WriteCommand) -> Outcome {
-        let (config, groups) = (&self.config, &self.groups);
+        let (config, groups, txns) = (&self.config, &self.groups, &self.txns);
         match command {
             WriteCommand::JoinGroup(c) => match groups.consumer_group(c.group_id.as_str()) {
                 // An empty consumer group is replaced by the classic group the join creates;
@@ -76,11 +83,14 @@ impl CoordinatorState {
             },
             WriteCommand::SyncGroup(c) => membership::sync::decide(config, groups, c),
             WriteCommand::LeaveGroup(c) => membership::leave::decide(config, groups, c),
-            WriteCommand::CommitOffsets(c) => offsets::commit::decide(config, groups, c),
+            WriteCommand::CommitOffsets(c) => offsets::commit::decide(config, groups, txns, c),
             WriteCommand::DeleteOffsets(c) => offsets::delete::decide(config, groups, c),
             WriteCommand::DeleteGroups(c) => admin::delete_groups(config, groups, c),
             WriteCommand::TimerFired { key, now_ms } => match key {
-                TimerKey::OffsetsRetention => expiry::decide(config, groups, *now_ms),
+                TimerKey::OffsetsRetention => expiry::decide(config, groups, txns, *now_ms),
+                TimerKey::TransactionTimeout { transactional_id } => {
+                    transactions::timed_out(txns, transactional_id, *now_ms)
+                }
                 TimerKey::ConsumerRebalance { .. } => {
                     consumer_group::timers::decide(config, groups, key)
                 }
@@ -91,7 +101,7 @@ impl CoordinatorState {
                 }
                 _ => membership::timers::decide(config, groups, key, *now_ms),
             },
-            WriteCommand::ExpireOffsets { now_ms } => expiry::decide(config, groups, *now_ms),
+            WriteCommand::ExpireOffsets { now_ms } => expiry::decide(config, groups, txns, *now_ms),
             WriteCommand::TopicsDeleted { topics, .. } => {
                 offsets::delete::topics_deleted(groups, topics)
             }
@@ -104,6 +114,20 @@ impl CoordinatorState {
                 outcome.timers.append(&mut changed.timers);
                 outcome.assignments.append(&mut changed.assignments);
                 outcome
+            }
+            WriteCommand::InitTransactionalProducer(c) => {
+                transactions::init_producer(config, txns, c)
+            }
+            WriteCommand::AddPartitionsToTxn(c) => transactions::add_partitions(config, txns, c),
+            WriteCommand::AddOffsetsToTxn(c) => transactions::add_offsets(config, txns, c),
+            WriteCommand::EndTxn(c) => transactions::end(config, txns, c),
+            WriteCommand::TxnMarkersWritten(c) => {
+                transactions::markers_written(txns, c, |group_id, producer_id, commit| {
+                    offsets::txn_commit::complete(txns, group_id, producer_id, commit)
+                })
+            }
+            WriteCommand::TxnOffsetCommit(c) => {
+                offsets::txn_commit::decide(config, groups, txns, c)
             }
         }
     }
@@ -227,7 +251,7 @@ impl CoordinatorState {
         let (config, groups) = (&self.config, &self.groups);
         match command {
             ReadCommand::Heartbeat(c) => membership::heartbeat::read(config, groups, c),
-            ReadCommand::FetchOffsets(c) => offsets::fetch::read(config, groups, c),
+            ReadCommand::FetchOffsets(c) => offsets::fetch::read(config, groups, &self.txns, c),
             ReadCommand::DescribeGroups(c) => admin::describe_groups(config, groups, c),
             ReadCommand::ListGroups(c) => admin::list_groups(groups, c),
             ReadCommand::DescribeConsumerGroups(c) => {
@@ -285,6 +309,19 @@ impl CoordinatorState {
                 .groups
                 .put_consumer_current(group_id, member_id, value.as_deref()),
             Record::Topic { name, value } => self.groups.put_topic(name, value.as_ref()),
+            Record::Transaction {
+                transactional_id,
+                value,
+            } => self
+                .txns
+                .put_transaction(transactional_id, value.as_deref()),
+            Record::TxnOffsets {
+                group_id,
+                producer_id,
+                value,
+            } => self
+                .txns
+                .put_pending(group_id, *producer_id, value.as_deref()),
         }
     }
 
@@ -304,7 +341,7 @@ impl CoordinatorState {
     /// The live records (the latest non-tombstone record per key), from which a snapshot is
     /// built: replaying them into a fresh state gives a state equal to this one.
     pub fn snapshot_records(&self) -> impl Iterator<Item = Record> + '_ {
-        self.groups.records()
+        self.groups.records().chain(self.txns.records())
     }
 
     /// Every timer the state implies, for a leader that just took over (or started): join
@@ -331,11 +368,32 @@ impl CoordinatorState {
                 &mut timers,
             );
         }
+        transactions::arm_all(&self.txns, &mut timers);
         timers.push(TimerOp::Set {
             key: TimerKey::OffsetsRetention,
             at_ms: now_ms.plus_ms(self.config.offsets_retention_check_interval_ms),
         });
         timers
+    }
+
+    /// The markers of every transaction left in a Prepare state: what a new leader (or a
+    /// restarted single node) must write again before the transaction completes. Writing a
+    /// marker twice is harmless; `TxnMarkersWritten` for a completed one is a no-op.
+    pub fn txn_markers_to_redrive(&self) -> Vec<TxnMarkers> {
+        self.txns
+            .iter()
+            .filter_map(|(id, t)| transactions::markers_of(id, t))
+            .collect()
+    }
+
+    /// One transactional id's state.
+    pub fn transaction(&self, id: &TransactionalId) -> Option<&TransactionValue> {
+        self.txns.get(id)
+    }
+
+    /// Every transactional id's state, in id order (ListTransactions, metrics).
+    pub fn transactions(&self) -> impl Iterator<Item = (&TransactionalId, &TransactionValue)> + '_ {
+        self.txns.iter()
     }
 
     /// The committed offset of one partition.
@@ -395,6 +453,7 @@ impl CoordinatorState {
 impl PartialEq for CoordinatorState {
     fn eq(&self, other: &Self) -> bool {
         self.config == other.config
+            && self.txns == other.txns
             && self.groups.topic_image == other.groups.topic_image
             && self.groups.group_count() == other.groups.group_count()
             && self.groups.canonical() == other.groups.canonical()

@@ -1,7 +1,7 @@
 //! Timers as data: `decide` asks the leader to arm or cancel them, the leader's timer wheel
 //! turns a firing back into a `WriteCommand::TimerFired`.
 
-use crate::ids::{Generation, GroupId, MemberId, TimestampMs};
+use crate::ids::{Generation, GroupId, MemberId, TimestampMs, TransactionalId};
 use serde::{Deserialize, Serialize};
 
 /// Names one timer. A `Set` for a key that is already armed moves its deadline.
@@ -39,17 +39,22 @@ pub enum TimerKey {
         member_id: MemberId,
         member_epoch: i32,
     },
+    /// An Ongoing transaction that has outlived its `transaction.timeout.ms` is aborted (its
+    /// producer fenced). The start time is in the transaction's record, so a firing for a
+    /// transaction that has since completed or restarted is re-checked and re-armed.
+    TransactionTimeout { transactional_id: TransactionalId },
 }
 
 impl TimerKey {
-    /// The group the timer belongs to; `None` for the shard-wide retention timer.
+    /// The group the timer belongs to; `None` for the shard-wide retention timer and the
+    /// transaction timers.
     pub fn group_id(&self) -> Option<&GroupId> {
         match self {
             TimerKey::JoinPhase { group_id, .. }
             | TimerKey::SyncPhase { group_id, .. }
             | TimerKey::MemberHeartbeat { group_id, .. }
             | TimerKey::ConsumerRebalance { group_id, .. } => Some(group_id),
-            TimerKey::OffsetsRetention => None,
+            TimerKey::OffsetsRetention | TimerKey::TransactionTimeout { .. } => None,
         }
     }
 }

@@ -140,10 +140,10 @@ fn unknown_types_versions_and_trailing_bytes_are_typed_errors() {
     let key = g.encode_key();
     let value = g.encode_value();
     let mut bad_type = key.clone();
-    bad_type[1] = 9;
+    bad_type[1] = 99;
     assert_eq!(
         Record::decode(&bad_type, &value),
-        Err(DecodeError::UnknownRecordType(9))
+        Err(DecodeError::UnknownRecordType(99))
     );
     let mut bad_version = value.clone();
     bad_version[1] = 1;

@@ -304,6 +304,117 @@ fn command() -> impl Strategy<Value = WriteCommand> {
                     deleted: deleted.into_iter().map(TopicName::from).collect(),
                 })
             }),
+        txn_command(),
+    ]
+}
+
+/// Transaction commands over a few ids, producer ids and epochs, so that they meet the
+/// transactions earlier steps created (and the groups, through TxnOffsetCommit).
+fn txn_command() -> impl Strategy<Value = WriteCommand> {
+    let txn_id = prop_oneof![Just("t".to_owned()), Just(String::new()), text()];
+    let producer = (
+        -1i16..6,
+        txn_id.clone(),
+        -1i64..3,
+        prop_oneof![
+            Just(-1i16),
+            Just(0i16),
+            Just(1i16),
+            Just(i16::MAX - 1),
+            any::<i16>()
+        ],
+    )
+        .prop_map(|(v, id, pid, epoch)| TxnProducer {
+            api_version: ApiVersion(v),
+            now_ms: TimestampMs(0),
+            transactional_id: id.as_str().into(),
+            producer_id: ProducerId(pid),
+            producer_epoch: ProducerEpoch(epoch),
+        });
+    prop_oneof![
+        (
+            txn_id,
+            number(),
+            proptest::option::of((-1i64..3, any::<i16>())),
+            0i64..3
+        )
+            .prop_map(|(id, timeout, expected, fresh)| {
+                WriteCommand::InitTransactionalProducer(InitTransactionalProducer {
+                    now_ms: TimestampMs(0),
+                    transactional_id: id.as_str().into(),
+                    timeout_ms: timeout,
+                    expected: expected.map(|(p, e)| (ProducerId(p), ProducerEpoch(e))),
+                    fresh_producer_id: ProducerId(fresh),
+                })
+            }),
+        (
+            producer.clone(),
+            proptest::collection::vec(
+                (
+                    text(),
+                    proptest::collection::vec((number(), any::<bool>()), 0..3)
+                ),
+                0..3
+            )
+        )
+            .prop_map(|(producer, topics)| {
+                WriteCommand::AddPartitionsToTxn(AddPartitionsToTxn {
+                    producer,
+                    topics: topics
+                        .into_iter()
+                        .map(|(name, ps)| TxnTopic {
+                            name: name.as_str().into(),
+                            partitions: ps
+                                .into_iter()
+                                .map(|(p, known)| TxnPartition {
+                                    partition: PartitionIndex(p),
+                                    partition_known: known,
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                })
+            }),
+        (producer.clone(), text()).prop_map(|(producer, group)| {
+            WriteCommand::AddOffsetsToTxn(AddOffsetsToTxn {
+                producer,
+                group_id: group.as_str().into(),
+            })
+        }),
+        (producer.clone(), any::<bool>())
+            .prop_map(|(producer, commit)| { WriteCommand::EndTxn(EndTxn { producer, commit }) }),
+        (producer.clone(), any::<bool>()).prop_map(|(producer, commit)| {
+            WriteCommand::TxnMarkersWritten(TxnMarkersWritten { producer, commit })
+        }),
+        (
+            producer,
+            text(),
+            number(),
+            text(),
+            proptest::collection::vec((text(), number(), big_number()), 0..3)
+        )
+            .prop_map(|(producer, group, generation, member, offsets)| {
+                WriteCommand::TxnOffsetCommit(TxnOffsetCommit {
+                    producer,
+                    group_id: group.as_str().into(),
+                    generation: Generation(generation),
+                    member_id: member.as_str().into(),
+                    group_instance_id: None,
+                    topics: offsets
+                        .into_iter()
+                        .map(|(topic, p, offset)| CommitTopic {
+                            name: topic.as_str().into(),
+                            partitions: vec![CommitPartition {
+                                partition: PartitionIndex(p),
+                                offset: Offset(offset),
+                                leader_epoch: LeaderEpoch(-1),
+                                metadata: None,
+                                partition_known: true,
+                            }],
+                        })
+                        .collect(),
+                })
+            }),
     ]
 }
 
@@ -351,6 +462,30 @@ fn stamp(command: WriteCommand, now: TimestampMs) -> WriteCommand {
         WriteCommand::TopicsChanged(mut c) => {
             c.now_ms = now;
             WriteCommand::TopicsChanged(c)
+        }
+        WriteCommand::InitTransactionalProducer(mut c) => {
+            c.now_ms = now;
+            WriteCommand::InitTransactionalProducer(c)
+        }
+        WriteCommand::AddPartitionsToTxn(mut c) => {
+            c.producer.now_ms = now;
+            WriteCommand::AddPartitionsToTxn(c)
+        }
+        WriteCommand::AddOffsetsToTxn(mut c) => {
+            c.producer.now_ms = now;
+            WriteCommand::AddOffsetsToTxn(c)
+        }
+        WriteCommand::EndTxn(mut c) => {
+            c.producer.now_ms = now;
+            WriteCommand::EndTxn(c)
+        }
+        WriteCommand::TxnMarkersWritten(mut c) => {
+            c.producer.now_ms = now;
+            WriteCommand::TxnMarkersWritten(c)
+        }
+        WriteCommand::TxnOffsetCommit(mut c) => {
+            c.producer.now_ms = now;
+            WriteCommand::TxnOffsetCommit(c)
         }
     }
 }

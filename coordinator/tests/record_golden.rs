@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 use bytes::Bytes;
 use coordinator::{
     ClassicGroup, DecodeError, Generation, GroupState, InitialDelay, LeaderEpoch, Member, MemberId,
-    Offset, OffsetCommitValue, PartitionIndex, PendingMember, Record, TimestampMs,
+    Offset, OffsetCommitValue, PartitionIndex, PendingMember, PendingOffset, ProducerEpoch,
+    ProducerId, Record, TimestampMs, TransactionValue, TxnOffsetsValue, TxnState,
 };
 
 fn hex(b: &[u8]) -> String {
@@ -144,7 +145,96 @@ fn samples() -> Vec<(&'static str, Record, &'static str, &'static str)> {
             "000000000000000000002a0000000000000000000000000000000000000000000000",
         ),
         ("group metadata tombstone", group_record(None), "00020000000767726f75702d61", ""),
+        (
+            "transaction",
+            transaction(Some(transaction_value())),
+            "00080000000574786e2d61",
+            "00000000000000000fa00003ffffffffffffffff00020000ea600100000002000000066f7264657273000000020000000000000002000000087061796d656e74730000000100000001000000010000000767726f75702d61010000018bcfe568000000018bcfe56864",
+        ),
+        ("transaction tombstone", transaction(None), "00080000000574786e2d61", ""),
+        (
+            "pending transactional offsets",
+            txn_offsets(Some(txn_offsets_value())),
+            "00090000000767726f75702d610000000000000fa0",
+            "0000000300000002000000066f7264657273000000000000000000000011ffffffff000000016d0000018bcfe568320000000000066f726465727300000002000000000000000900000004000000000000018bcfe5683c0001",
+        ),
+        (
+            "pending transactional offsets tombstone",
+            txn_offsets(None),
+            "00090000000767726f75702d610000000000000fa0",
+            "",
+        ),
     ]
+}
+
+fn transaction(value: Option<TransactionValue>) -> Record {
+    Record::Transaction {
+        transactional_id: "txn-a".into(),
+        value: value.map(Box::new),
+    }
+}
+
+fn transaction_value() -> TransactionValue {
+    TransactionValue {
+        producer_id: ProducerId(4_000),
+        producer_epoch: ProducerEpoch(3),
+        last_producer_id: ProducerId(-1),
+        last_producer_epoch: ProducerEpoch(2),
+        timeout_ms: 60_000,
+        state: TxnState::Ongoing,
+        partitions: BTreeMap::from([
+            (
+                "orders".into(),
+                BTreeSet::from([PartitionIndex(0), PartitionIndex(2)]),
+            ),
+            ("payments".into(), BTreeSet::from([PartitionIndex(1)])),
+        ]),
+        groups: BTreeSet::from(["group-a".into()]),
+        start_timestamp: Some(TimestampMs(1_700_000_000_000)),
+        last_update_timestamp: TimestampMs(1_700_000_000_100),
+    }
+}
+
+fn txn_offsets(value: Option<TxnOffsetsValue>) -> Record {
+    Record::TxnOffsets {
+        group_id: "group-a".into(),
+        producer_id: ProducerId(4_000),
+        value: value.map(Box::new),
+    }
+}
+
+fn txn_offsets_value() -> TxnOffsetsValue {
+    TxnOffsetsValue {
+        producer_epoch: ProducerEpoch(3),
+        offsets: BTreeMap::from([
+            (
+                ("orders".into(), PartitionIndex(0)),
+                PendingOffset {
+                    value: OffsetCommitValue {
+                        offset: Offset(17),
+                        leader_epoch: LeaderEpoch(-1),
+                        metadata: "m".into(),
+                        commit_timestamp: TimestampMs(1_700_000_000_050),
+                        expire_timestamp: None,
+                    },
+                    superseded: false,
+                },
+            ),
+            (
+                ("orders".into(), PartitionIndex(2)),
+                PendingOffset {
+                    value: OffsetCommitValue {
+                        offset: Offset(9),
+                        leader_epoch: LeaderEpoch(4),
+                        metadata: String::new(),
+                        commit_timestamp: TimestampMs(1_700_000_000_060),
+                        expire_timestamp: None,
+                    },
+                    superseded: true,
+                },
+            ),
+        ]),
+    }
 }
 
 #[test]

@@ -28,6 +28,10 @@ pub const GROUPS_MAX_MAX: i64 = 100_000_000;
 /// Largest offsets-per-group count: a hundred times the default (one group's offsets are read
 /// whole by an all-topics OffsetFetch and a DeleteGroups).
 pub const OFFSETS_PER_GROUP_MAX_MAX: i64 = 10_000_000;
+/// Largest transactional-id count: a hundred times the default.
+pub const TRANSACTIONS_MAX_MAX: i64 = 10_000_000;
+/// Largest partitions-per-transaction count: ten times the default.
+pub const TRANSACTION_PARTITIONS_MAX_MAX: i64 = 100_000;
 /// Longest initial rebalance delay: five minutes (Kafka's default is 3 s).
 pub const INITIAL_REBALANCE_DELAY_MS_MAX: i64 = 300_000;
 /// A week, in milliseconds: the longest period a periodic check may be given.
@@ -215,6 +219,38 @@ pub const KEYS: &[Key] = &[
         doc: "The most committed offsets one group holds; a commit adding one more gets POLICY_VIOLATION.",
         get: |c| from_usize(c.offsets_per_group_max),
         set: |c, v| c.offsets_per_group_max = to_usize(v),
+    },
+    Key {
+        name: "transaction.max.timeout.ms",
+        min: 1,
+        max: I32_MAX,
+        doc: "The maximum allowed timeout for transactions; a producer asking for more gets INVALID_TRANSACTION_TIMEOUT.",
+        get: |c| i64::from(c.transaction_max_timeout_ms),
+        set: |c, v| c.transaction_max_timeout_ms = to_i32(v),
+    },
+    Key {
+        name: "transactional.id.expiration.ms",
+        min: 1,
+        max: I32_MAX,
+        doc: "How long a transactional id is kept without a transaction status update.",
+        get: |c| i64::from(c.transactional_id_expiration_ms),
+        set: |c, v| c.transactional_id_expiration_ms = to_i32(v),
+    },
+    Key {
+        name: "cohort.transactions.max",
+        min: 1,
+        max: TRANSACTIONS_MAX_MAX,
+        doc: "The most transactional ids the replicated state holds; an InitProducerId that would add one more gets POLICY_VIOLATION.",
+        get: |c| from_usize(c.transactions_max),
+        set: |c, v| c.transactions_max = to_usize(v),
+    },
+    Key {
+        name: "cohort.transaction.partitions.max",
+        min: 1,
+        max: TRANSACTION_PARTITIONS_MAX_MAX,
+        doc: "The most partitions and groups one transaction holds; adding one more gets POLICY_VIOLATION.",
+        get: |c| from_usize(c.transaction_partitions_max),
+        set: |c, v| c.transaction_partitions_max = to_usize(v),
     },
 ];
 

@@ -66,6 +66,7 @@ pub(crate) fn finish(plan: Plan<'_>, reply: Reply, timers: Vec<TimerOp>) -> Outc
         member_replies: Vec::new(),
         timers,
         assignments,
+        txn_markers: Vec::new(),
     }
 }
 

@@ -74,6 +74,7 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &TopicsChanged) ->
         member_replies: Vec::new(),
         timers,
         assignments,
+        txn_markers: Vec::new(),
     }
 }
 

@@ -36,15 +36,17 @@ pub fn is_reconciled_to(group: &ConsumerGroup, member_id: &MemberId, epoch: i32)
     current.member_epoch == epoch && current.state == MemberState::Stable
 }
 
-/// Kafka's `ConsumerGroup.validateOffsetCommit` (non-transactional): an epoch below zero on a
+/// Kafka's `ConsumerGroup.validateOffsetCommit`: an epoch below zero on a
 /// group without members is an admin or manual commit and is accepted; otherwise the member
-/// must exist (UNKNOWN_MEMBER_ID), commit with OffsetCommit v9+ (UNSUPPORTED_VERSION) and
+/// must exist (UNKNOWN_MEMBER_ID), commit with OffsetCommit v9+ unless transactional
+/// (UNSUPPORTED_VERSION) and
 /// carry its current member epoch (STALE_MEMBER_EPOCH).
 pub fn validate_offset_commit(
     group: &ConsumerGroup,
     member_id: &MemberId,
     member_epoch: i32,
     api_version: ApiVersion,
+    transactional: bool,
 ) -> Result<(), ErrorKind> {
     if member_epoch < 0 && group.members.is_empty() {
         return Ok(());
@@ -52,7 +54,8 @@ pub fn validate_offset_commit(
     if !group.members.contains_key(member_id) {
         return Err(ErrorKind::UnknownMemberId);
     }
-    if api_version.0 < OFFSET_COMMIT_MEMBER_EPOCH_MIN_VERSION {
+    // TxnOffsetCommit carries the member epoch from v3 whatever the protocol.
+    if !transactional && api_version.0 < OFFSET_COMMIT_MEMBER_EPOCH_MIN_VERSION {
         return Err(ErrorKind::UnsupportedVersion);
     }
     if member_epoch != group.current_of(member_id).member_epoch {

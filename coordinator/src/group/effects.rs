@@ -118,6 +118,7 @@ impl<'a> Effects<'a> {
             member_replies,
             timers: self.timers,
             assignments: Vec::new(),
+            txn_markers: Vec::new(),
         }
     }
 }

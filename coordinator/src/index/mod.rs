@@ -13,6 +13,7 @@ pub(crate) mod group_table;
 pub mod offsets;
 pub(crate) mod stored_group;
 pub(crate) mod topics;
+pub(crate) mod transactions;
 
 use crate::ids::MemberId;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs, TopicName};

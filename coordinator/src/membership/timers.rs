@@ -92,7 +92,9 @@ pub(crate) fn decide(
                 }
             }
         }
-        TimerKey::OffsetsRetention | TimerKey::ConsumerRebalance { .. } => {}
+        TimerKey::OffsetsRetention
+        | TimerKey::ConsumerRebalance { .. }
+        | TimerKey::TransactionTimeout { .. } => {}
     }
     fx.finish(&start, group, Reply::Done)
 }

@@ -18,26 +18,56 @@
 //! past `Config::groups_max` fails as a group error; a partition that would give the group an
 //! offset past `Config::offsets_per_group_max` fails alone, after the checks above.
 
-use crate::command::CommitOffsets;
+use crate::command::{CommitOffsets, CommitTopic};
 use crate::config::Config;
 use crate::group::Effects;
 use crate::group::GroupState;
-use crate::ids::{GroupId, MemberId, PartitionIndex};
+use crate::ids::{
+    ApiVersion, Generation, GroupId, GroupInstanceId, MemberId, PartitionIndex, TimestampMs,
+    TopicName,
+};
+use crate::index::transactions::TxnIndex;
 use crate::index::GroupIndex;
 use crate::outcome::Outcome;
 use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::Record;
-use crate::reply::{CommitResponse, ErrorKind, Reply};
+use crate::reply::{CommitResponse, ErrorKind, Reply, TopicResults};
 use std::collections::BTreeSet;
 
 /// From v9 a commit to an unknown group says so.
 const GROUP_ID_NOT_FOUND_MIN_VERSION: i16 = 9;
 
+/// Who commits: the group fields of an OffsetCommit or a TxnOffsetCommit.
+pub(crate) struct Committer<'a> {
+    pub(crate) api_version: ApiVersion,
+    pub(crate) group_id: &'a GroupId,
+    pub(crate) generation: Generation,
+    pub(crate) member_id: &'a MemberId,
+    pub(crate) group_instance_id: Option<&'a GroupInstanceId>,
+    /// A TxnOffsetCommit: Kafka's `validateOffsetCommit(isTransactional = true)` accepts a
+    /// commit with no member on a non-Empty group (producers before KIP-447) and during
+    /// CompletingRebalance.
+    pub(crate) transactional: bool,
+}
+
+impl<'a> Committer<'a> {
+    fn of(c: &'a CommitOffsets) -> Committer<'a> {
+        Committer {
+            api_version: c.api_version,
+            group_id: &c.group_id,
+            generation: c.generation,
+            member_id: &c.member_id,
+            group_instance_id: c.group_instance_id.as_ref(),
+            transactional: false,
+        }
+    }
+}
+
 /// What the group check decided: the member whose session the commit refreshes, if any.
-fn validate(
+pub(crate) fn validate(
     config: &Config,
     groups: &GroupIndex,
-    c: &CommitOffsets,
+    c: &Committer<'_>,
 ) -> Result<Option<MemberId>, ErrorKind> {
     if c.group_id.as_str().len() > config.group_id_max_bytes {
         return Err(ErrorKind::InvalidGroupId);
@@ -46,13 +76,14 @@ fn validate(
         // `GenerationIdOrMemberEpoch` is the member epoch for a consumer-protocol group.
         crate::group::consumer::validate_offset_commit(
             group,
-            &c.member_id,
+            c.member_id,
             c.generation.0,
             c.api_version,
+            c.transactional,
         )?;
         return Ok(None);
     }
-    let Some(group) = groups.classic_group(&c.group_id) else {
+    let Some(group) = groups.classic_group(c.group_id) else {
         if c.generation.0 < 0 {
             // The commit creates a simple group.
             if groups.would_pass_groups_max(c.group_id.as_str(), config.groups_max) {
@@ -70,15 +101,16 @@ fn validate(
         return Ok(None);
     }
     if c.generation.0 >= 0 || !c.member_id.is_empty() || c.group_instance_id.is_some() {
-        group.validate_member(&c.member_id, c.group_instance_id.as_ref())?;
+        group.validate_member(c.member_id, c.group_instance_id)?;
         if c.generation != group.generation {
             return Err(ErrorKind::IllegalGeneration);
         }
-    } else if group.state != GroupState::Empty {
+    } else if !c.transactional && group.state != GroupState::Empty {
         return Err(ErrorKind::UnknownMemberId);
     }
     match group.state {
-        GroupState::CompletingRebalance => Err(ErrorKind::RebalanceInProgress),
+        GroupState::CompletingRebalance if !c.transactional => Err(ErrorKind::RebalanceInProgress),
+        GroupState::CompletingRebalance => Ok(None),
         GroupState::Stable | GroupState::PreparingRebalance => Ok(Some(c.member_id.clone())),
         GroupState::Empty | GroupState::Dead => Ok(None),
     }
@@ -126,8 +158,13 @@ fn metadata_len(metadata: &str) -> usize {
     metadata.encode_utf16().count()
 }
 
-pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &CommitOffsets) -> Outcome {
-    let group_check = validate(config, groups, c);
+pub(crate) fn decide(
+    config: &Config,
+    groups: &GroupIndex,
+    txns: &TxnIndex,
+    c: &CommitOffsets,
+) -> Outcome {
+    let group_check = validate(config, groups, &Committer::of(c));
     let mut fx = Effects::new(&c.group_id, c.now_ms, config);
     if let Ok(Some(member_id)) = &group_check {
         let session = groups
@@ -139,11 +176,47 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &CommitOffsets) ->
     }
     let expire_timestamp =
         (c.retention_time_ms != -1).then(|| c.now_ms.plus_ms(c.retention_time_ms));
+    let (accepted, topics) = check_partitions(
+        config,
+        groups,
+        &c.group_id,
+        &c.topics,
+        group_check.err(),
+        c.now_ms,
+        expire_timestamp,
+    );
+    let mut records = supersede(txns, &c.group_id, &accepted);
+    records.extend(
+        accepted
+            .into_iter()
+            .map(|(topic, partition, value)| Record::OffsetCommit {
+                group_id: c.group_id.clone(),
+                topic,
+                partition,
+                value: Some(value),
+            }),
+    );
+    fx.finish_with_records(records, Reply::Commit(CommitResponse { topics }))
+}
 
-    let mut records = Vec::new();
-    let mut count = OffsetCount::new(config, groups, &c.group_id);
-    let mut topics = Vec::with_capacity(c.topics.len());
-    for topic in &c.topics {
+/// An accepted partition's new offset.
+pub(crate) type AcceptedOffset = (TopicName, PartitionIndex, OffsetCommitValue);
+
+/// The per-partition checks of every commit, in Kafka's order: the partitions to store and
+/// the answer for each.
+pub(crate) fn check_partitions(
+    config: &Config,
+    groups: &GroupIndex,
+    group_id: &GroupId,
+    topics: &[CommitTopic],
+    group_error: Option<ErrorKind>,
+    now: TimestampMs,
+    expire_timestamp: Option<TimestampMs>,
+) -> (Vec<AcceptedOffset>, TopicResults) {
+    let mut accepted = Vec::new();
+    let mut count = OffsetCount::new(config, groups, group_id);
+    let mut results = Vec::with_capacity(topics.len());
+    for topic in topics {
         let mut partitions = Vec::with_capacity(topic.partitions.len());
         for p in &topic.partitions {
             let metadata = p.metadata.as_deref().unwrap_or("");
@@ -151,30 +224,54 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &CommitOffsets) ->
             let error = if !p.partition_known || topic.name.as_str().len() > config.field_max_bytes
             {
                 Some(ErrorKind::UnknownTopicOrPartition)
-            } else if let Err(error) = &group_check {
-                Some(*error)
+            } else if let Some(error) = group_error {
+                Some(error)
             } else if metadata_len(metadata) > config.offset_metadata_max_bytes {
                 Some(ErrorKind::OffsetMetadataTooLarge)
             } else if !count.admit(topic.name.as_str(), p.partition) {
                 Some(ErrorKind::OffsetsPerGroupMaxReached)
             } else {
-                records.push(Record::OffsetCommit {
-                    group_id: c.group_id.clone(),
-                    topic: topic.name.clone(),
-                    partition: p.partition,
-                    value: Some(OffsetCommitValue {
+                accepted.push((
+                    topic.name.clone(),
+                    p.partition,
+                    OffsetCommitValue {
                         offset: p.offset,
                         leader_epoch: p.leader_epoch,
                         metadata: metadata.to_owned(),
-                        commit_timestamp: c.now_ms,
+                        commit_timestamp: now,
                         expire_timestamp,
-                    }),
-                });
+                    },
+                ));
                 None
             };
             partitions.push((p.partition, error));
         }
-        topics.push((topic.name.clone(), partitions));
+        results.push((topic.name.clone(), partitions));
     }
-    fx.finish_with_records(records, Reply::Commit(CommitResponse { topics }))
+    (accepted, results)
+}
+
+/// A plain commit applied while transactions hold pending offsets for the same partitions:
+/// Kafka keeps whichever offset was written last, so those pending offsets are marked
+/// superseded and their commit marker leaves this offset in place.
+fn supersede(txns: &TxnIndex, group_id: &GroupId, accepted: &[AcceptedOffset]) -> Vec<Record> {
+    let mut records = Vec::new();
+    for (producer_id, pending) in txns.group_pending(group_id) {
+        let mut next = pending.clone();
+        let mut changed = false;
+        for (topic, partition, _) in accepted {
+            if let Some(p) = next.offsets.get_mut(&(topic.clone(), *partition)) {
+                changed |= !p.superseded;
+                p.superseded = true;
+            }
+        }
+        if changed {
+            records.push(Record::TxnOffsets {
+                group_id: group_id.clone(),
+                producer_id,
+                value: Some(Box::new(next)),
+            });
+        }
+    }
+    records
 }

@@ -82,6 +82,7 @@ fn delete_unless(
         member_replies: Vec::new(),
         timers: Vec::new(),
         assignments: Vec::new(),
+        txn_markers: Vec::new(),
     }
 }
 
@@ -106,5 +107,6 @@ pub(crate) fn topics_deleted(groups: &GroupIndex, topics: &[TopicName]) -> Outco
         member_replies: Vec::new(),
         timers: Vec::new(),
         assignments: Vec::new(),
+        txn_markers: Vec::new(),
     }
 }

@@ -1,14 +1,22 @@
 //! OffsetFetch v1–v9: read-only, from applied state. An unknown group is not an error:
-//! requested partitions come back with offset −1, an all-topics request with nothing.
+//! requested partitions come back with offset −1, an all-topics request with nothing. With
+//! `require_stable` (v7+, KIP-447) a partition a transaction holds an uncompleted offset for
+//! answers UNSTABLE_OFFSET_COMMIT with offset −1, so the consumer waits for the transaction.
 
 use crate::command::FetchOffsets;
 use crate::config::Config;
 use crate::ids::{LeaderEpoch, Offset};
+use crate::index::transactions::TxnIndex;
 use crate::index::GroupIndex;
 use crate::outcome::ReadOutcome;
 use crate::reply::{ErrorKind, FetchResponse, FetchedGroup, FetchedPartition, FetchedTopic, Reply};
 
-pub(crate) fn read(config: &Config, groups: &GroupIndex, c: &FetchOffsets) -> ReadOutcome {
+pub(crate) fn read(
+    config: &Config,
+    groups: &GroupIndex,
+    txns: &TxnIndex,
+    c: &FetchOffsets,
+) -> ReadOutcome {
     let groups = c
         .groups
         .iter()
@@ -34,7 +42,7 @@ pub(crate) fn read(config: &Config, groups: &GroupIndex, c: &FetchOffsets) -> Re
                 }
             }
             let offsets = groups.group_offsets(&request.group_id);
-            let topics = match &request.topics {
+            let mut topics: Vec<FetchedTopic> = match &request.topics {
                 None => offsets
                     .map(|o| {
                         o.topic_names(&groups.topics)
@@ -86,6 +94,21 @@ pub(crate) fn read(config: &Config, groups: &GroupIndex, c: &FetchOffsets) -> Re
                     })
                     .collect(),
             };
+            if c.require_stable && txns.group_has_pending(&request.group_id) {
+                for topic in &mut topics {
+                    for p in &mut topic.partitions {
+                        if txns.has_pending(&request.group_id, topic.name.as_str(), p.partition) {
+                            *p = FetchedPartition {
+                                partition: p.partition,
+                                offset: Offset::NONE,
+                                leader_epoch: LeaderEpoch::NONE,
+                                metadata: String::new(),
+                                error: Some(ErrorKind::UnstableOffsetCommit),
+                            };
+                        }
+                    }
+                }
+            }
             FetchedGroup {
                 group_id: request.group_id.clone(),
                 error: None,

@@ -200,6 +200,9 @@ pub(crate) fn encode_key(key: &RecordKey) -> Vec<u8> {
             w.u16(KEY_GROUP_METADATA);
             w.str(group_id.as_str());
         }
+        RecordKey::Transaction { .. } | RecordKey::TxnOffsets { .. } => {
+            super::codec_txn::encode_key(&mut w, key)
+        }
         other => super::codec_consumer::encode_key(&mut w, other),
     }
     w.0
@@ -216,6 +219,9 @@ pub(crate) fn decode_key(bytes: &[u8]) -> Result<RecordKey, DecodeError> {
         KEY_GROUP_METADATA => RecordKey::GroupMetadata {
             group_id: GroupId::new(r.string("group id")?),
         },
+        tag @ (super::codec_txn::KEY_TRANSACTION | super::codec_txn::KEY_TXN_OFFSETS) => {
+            super::codec_txn::decode_key(&mut r, tag)?
+        }
         other => super::codec_consumer::decode_key(&mut r, other)?,
     };
     r.finish()?;
@@ -238,6 +244,9 @@ pub(crate) fn encode_value(record: &Record) -> Vec<u8> {
         Record::GroupMetadata { value: Some(g), .. } => {
             w.u16(GROUP_METADATA_VERSION);
             encode_group(&mut w, g);
+        }
+        Record::Transaction { .. } | Record::TxnOffsets { .. } => {
+            super::codec_txn::encode_value(&mut w, record)
         }
         other => super::codec_consumer::encode_value(&mut w, other),
     }
@@ -365,6 +374,9 @@ pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
                 Some(Box::new(decode_group_value(value)?))
             };
             Ok(Record::GroupMetadata { group_id, value })
+        }
+        key @ (RecordKey::Transaction { .. } | RecordKey::TxnOffsets { .. }) => {
+            super::codec_txn::decode_value(key, value)
         }
         other => super::codec_consumer::decode_value(other, value),
     }

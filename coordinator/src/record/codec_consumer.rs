@@ -51,7 +51,10 @@ pub(super) fn encode_key(w: &mut Writer, key: &RecordKey) {
             return;
         }
         // The classic keys are written by `codec.rs`.
-        RecordKey::OffsetCommit { .. } | RecordKey::GroupMetadata { .. } => return,
+        RecordKey::OffsetCommit { .. }
+        | RecordKey::GroupMetadata { .. }
+        | RecordKey::Transaction { .. }
+        | RecordKey::TxnOffsets { .. } => return,
     };
     w.u16(tag);
     w.str(group.as_str());
@@ -300,9 +303,10 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
                 })
             },
         },
-        RecordKey::OffsetCommit { .. } | RecordKey::GroupMetadata { .. } => {
-            return Err(DecodeError::InvalidField { field: "key" })
-        }
+        RecordKey::OffsetCommit { .. }
+        | RecordKey::GroupMetadata { .. }
+        | RecordKey::Transaction { .. }
+        | RecordKey::TxnOffsets { .. } => return Err(DecodeError::InvalidField { field: "key" }),
     };
     r.finish()?;
     Ok(record)

@@ -4,21 +4,24 @@
 //! record holds the whole group, so the latest record per key is the state: compacting the
 //! log to the latest record per key and replaying it rebuilds exactly the same state.
 
-use crate::ids::{GroupId, PartitionIndex, TopicName};
+use crate::ids::{GroupId, PartitionIndex, ProducerId, TopicName, TransactionalId};
 use serde::{Deserialize, Serialize};
 
 pub mod assignment;
 pub mod codec;
 mod codec_consumer;
+mod codec_txn;
 pub mod consumer_group;
 pub mod group_metadata;
 pub mod offset_commit;
+pub mod transaction;
 
 use crate::ids::MemberId;
 use assignment::Assignment;
 use consumer_group::{ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, TopicValue};
 use group_metadata::ClassicGroup;
 use offset_commit::OffsetCommitValue;
+use transaction::{TransactionValue, TxnOffsetsValue};
 
 /// A record's key, what compaction keeps the latest value of.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -48,6 +51,13 @@ pub enum RecordKey {
     },
     Topic {
         name: TopicName,
+    },
+    Transaction {
+        transactional_id: TransactionalId,
+    },
+    TxnOffsets {
+        group_id: GroupId,
+        producer_id: ProducerId,
     },
 }
 
@@ -96,6 +106,18 @@ pub enum Record {
         name: TopicName,
         value: Option<TopicValue>,
     },
+    /// A transactional id's state, or its expiry (`transactional.id.expiration.ms`).
+    Transaction {
+        transactional_id: TransactionalId,
+        value: Option<Box<TransactionValue>>,
+    },
+    /// The offsets an open transaction of `producer_id` committed for `group_id`, or their
+    /// removal once the transaction's marker applied them (commit) or dropped them (abort).
+    TxnOffsets {
+        group_id: GroupId,
+        producer_id: ProducerId,
+        value: Option<Box<TxnOffsetsValue>>,
+    },
 }
 
 impl Record {
@@ -142,6 +164,19 @@ impl Record {
                 member_id: member_id.clone(),
             },
             Record::Topic { name, .. } => RecordKey::Topic { name: name.clone() },
+            Record::Transaction {
+                transactional_id, ..
+            } => RecordKey::Transaction {
+                transactional_id: transactional_id.clone(),
+            },
+            Record::TxnOffsets {
+                group_id,
+                producer_id,
+                ..
+            } => RecordKey::TxnOffsets {
+                group_id: group_id.clone(),
+                producer_id: *producer_id,
+            },
         }
     }
 
@@ -154,6 +189,8 @@ impl Record {
             Record::ConsumerTarget { value, .. } => value.is_none(),
             Record::ConsumerCurrent { value, .. } => value.is_none(),
             Record::Topic { value, .. } => value.is_none(),
+            Record::Transaction { value, .. } => value.is_none(),
+            Record::TxnOffsets { value, .. } => value.is_none(),
         }
     }
 }
