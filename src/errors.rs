@@ -158,7 +158,18 @@ pub fn coordinator_error_code(kind: coordinator::ErrorKind) -> ErrorCode {
         K::StaleMemberEpoch => ErrorCode::StaleMemberEpoch,
         K::InvalidRegularExpression => ErrorCode::InvalidRegularExpression,
         // Cohort's count limits: non-retriable, so clients surface them (decision 0113).
-        K::GroupsMaxReached | K::OffsetsPerGroupMaxReached => ErrorCode::PolicyViolation,
+        K::GroupsMaxReached
+        | K::OffsetsPerGroupMaxReached
+        | K::TransactionsMaxReached
+        | K::TransactionPartitionsMaxReached => ErrorCode::PolicyViolation,
+        K::InvalidProducerEpoch => ErrorCode::InvalidProducerEpoch,
+        K::InvalidTxnState => ErrorCode::InvalidTxnState,
+        K::InvalidProducerIdMapping => ErrorCode::InvalidProducerIdMapping,
+        K::InvalidTransactionTimeout => ErrorCode::InvalidTransactionTimeout,
+        K::ConcurrentTransactions => ErrorCode::ConcurrentTransactions,
+        K::OperationNotAttempted => ErrorCode::OperationNotAttempted,
+        K::UnstableOffsetCommit => ErrorCode::UnstableOffsetCommit,
+        K::ProducerFenced => ErrorCode::ProducerFenced,
     }
 }
 

@@ -13,6 +13,10 @@ use std::fmt::Write as _;
 
 use bytes::Bytes;
 use coordinator::{
+    AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, InitTransactionalProducer, ProducerEpoch,
+    ProducerId, TxnMarkersWritten, TxnOffsetCommit, TxnPartition, TxnProducer, TxnTopic,
+};
+use coordinator::{
     ApiVersion, CommitOffsets, CommitPartition, CommitTopic, DeleteGroups, DeleteOffsets,
     DeleteTopic, Generation, GroupId, GroupInstanceId, JoinGroup, JoinProtocol, LeaderEpoch,
     LeaveGroup, LeavingMember, MemberId, Offset, PartitionIndex, SyncAssignment, SyncGroup,
@@ -143,6 +147,16 @@ fn cluster_config() -> ClusterConfig {
             ("group.min.session.timeout.ms".to_owned(), 6_000),
         ]),
         dynamic_values: BTreeMap::from([("offsets.retention.minutes".to_owned(), 60)]),
+    }
+}
+
+fn txn_producer() -> TxnProducer {
+    TxnProducer {
+        api_version: ApiVersion(3),
+        now_ms: TimestampMs(1_700_000_000_000),
+        transactional_id: "txn-a".into(),
+        producer_id: ProducerId(4_000),
+        producer_epoch: ProducerEpoch(3),
     }
 }
 
@@ -533,6 +547,102 @@ fn samples() -> Vec<Sample> {
             ],
         },
         "020212000100020e67726f75702e6d61782e73697a65010e196f6666736574732e726574656e74696f6e2e6d696e7574657300",
+    ));
+
+    s.push(command(
+        "InitTransactionalProducer",
+        Some(TOKEN),
+        group(WriteCommand::InitTransactionalProducer(
+            InitTransactionalProducer {
+                now_ms: TimestampMs(1_700_000_000_000),
+                transactional_id: "txn-a".into(),
+                timeout_ms: 60_000,
+                expected: Some((ProducerId(4_000), ProducerEpoch(3))),
+                fresh_producer_id: ProducerId(4_001),
+            },
+        )),
+        "0202150001010388ef99abc5e88c9111ac0280a0abfef9620574786e2d61c0a90701c03e06c23e",
+    ));
+    s.push(command(
+        "AddPartitionsToTxn",
+        Some(TOKEN),
+        group(WriteCommand::AddPartitionsToTxn(AddPartitionsToTxn {
+            producer: txn_producer(),
+            topics: vec![TxnTopic {
+                name: "orders".into(),
+                partitions: vec![
+                    TxnPartition {
+                        partition: PartitionIndex(0),
+                        partition_known: true,
+                    },
+                    TxnPartition {
+                        partition: PartitionIndex(9),
+                        partition_known: false,
+                    },
+                ],
+            }],
+        })),
+        "0202160001010388ef99abc5e88c9111ac020680a0abfef9620574786e2d61c03e0601066f72646572730200011200",
+    ));
+    s.push(command(
+        "AddOffsetsToTxn",
+        Some(TOKEN),
+        group(WriteCommand::AddOffsetsToTxn(AddOffsetsToTxn {
+            producer: txn_producer(),
+            group_id: "group-a".into(),
+        })),
+        "0202170001010388ef99abc5e88c9111ac020680a0abfef9620574786e2d61c03e060767726f75702d61",
+    ));
+    s.push(command(
+        "EndTxn",
+        Some(TOKEN),
+        group(WriteCommand::EndTxn(EndTxn {
+            producer: txn_producer(),
+            commit: true,
+        })),
+        "0202180001010388ef99abc5e88c9111ac020680a0abfef9620574786e2d61c03e0601",
+    ));
+    s.push(command(
+        "TxnMarkersWritten",
+        None,
+        group(WriteCommand::TxnMarkersWritten(TxnMarkersWritten {
+            producer: txn_producer(),
+            commit: false,
+        })),
+        "0202190001000680a0abfef9620574786e2d61c03e0600",
+    ));
+    s.push(command(
+        "TxnOffsetCommit",
+        Some(TOKEN),
+        group(WriteCommand::TxnOffsetCommit(TxnOffsetCommit {
+            producer: txn_producer(),
+            group_id: "group-a".into(),
+            generation: Generation(5),
+            member_id: "member-1".into(),
+            group_instance_id: Some("instance-1".into()),
+            topics: vec![CommitTopic {
+                name: "orders".into(),
+                partitions: vec![CommitPartition {
+                    partition: PartitionIndex(0),
+                    offset: Offset(17),
+                    leader_epoch: LeaderEpoch(2),
+                    metadata: Some("m".to_owned()),
+                    partition_known: true,
+                }],
+            }],
+        })),
+        "02021a0001010388ef99abc5e88c9111ac020680a0abfef9620574786e2d61c03e060767726f75702d610a086d656d6265722d31010a696e7374616e63652d3101066f72646572730100220401016d01",
+    ));
+    s.push(command(
+        "TimerFired, transaction timeout",
+        None,
+        group(WriteCommand::TimerFired {
+            key: TimerKey::TransactionTimeout {
+                transactional_id: "txn-a".into(),
+            },
+            now_ms: TimestampMs(1_700_000_060_000),
+        }),
+        "020207000100050574786e2d61c0c9b2fef962",
     ));
 
     // Replies, one per variant (and every topic error).

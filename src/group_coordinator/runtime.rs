@@ -622,7 +622,11 @@ impl Runtime {
             timers,
             records,
             assignments,
+            txn_markers,
         } = outcome;
+        // Transaction commands are not served yet (no API reaches them, issue 13): the marker
+        // writer lands with the data plane's control batches.
+        debug_assert!(txn_markers.is_empty());
         if tracing::enabled!(tracing::Level::DEBUG) {
             for (group, state) in records.iter().filter_map(trace::group_record) {
                 tracing::debug!(group, seq = origin.map(|t| t.seq), "group {state}");
@@ -787,6 +791,7 @@ impl Runtime {
             TimerKey::MemberHeartbeat { .. } => "member_session",
             TimerKey::OffsetsRetention => "offsets_retention",
             TimerKey::ConsumerRebalance { .. } => "consumer_revocation",
+            TimerKey::TransactionTimeout { .. } => "transaction_timeout",
         };
         metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
         tracing::debug!(timer = ?key, "timer fired");

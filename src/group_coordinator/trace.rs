@@ -58,7 +58,46 @@ pub(crate) fn command(c: &WriteCommand) -> String {
             t.upserted.len(),
             t.deleted.len()
         ),
+        WriteCommand::InitTransactionalProducer(i) => format!(
+            "InitProducerId transactional_id={:?} timeout_ms={} expected={:?}",
+            i.transactional_id.as_str(),
+            i.timeout_ms,
+            i.expected
+        ),
+        WriteCommand::AddPartitionsToTxn(a) => format!(
+            "AddPartitionsToTxn {} partitions={}",
+            producer(&a.producer),
+            a.topics.iter().map(|t| t.partitions.len()).sum::<usize>()
+        ),
+        WriteCommand::AddOffsetsToTxn(a) => format!(
+            "AddOffsetsToTxn {} group={:?}",
+            producer(&a.producer),
+            a.group_id.as_str()
+        ),
+        WriteCommand::EndTxn(e) => format!("EndTxn {} commit={}", producer(&e.producer), e.commit),
+        WriteCommand::TxnMarkersWritten(m) => format!(
+            "TxnMarkersWritten {} commit={}",
+            producer(&m.producer),
+            m.commit
+        ),
+        WriteCommand::TxnOffsetCommit(c) => format!(
+            "TxnOffsetCommit {} member={:?} generation={} partitions={}",
+            producer(&c.producer),
+            c.member_id.as_str(),
+            c.generation.0,
+            c.topics.iter().map(|t| t.partitions.len()).sum::<usize>()
+        ),
     }
+}
+
+fn producer(p: &coordinator::TxnProducer) -> String {
+    format!(
+        "v{} transactional_id={:?} producer={}/{}",
+        p.api_version.0,
+        p.transactional_id.as_str(),
+        p.producer_id.0,
+        p.producer_epoch.0
+    )
 }
 
 fn error(e: Option<ErrorKind>) -> String {
@@ -105,6 +144,18 @@ pub(crate) fn reply(r: &Reply) -> String {
             h.member_epoch
         ),
         Reply::DescribeConsumerGroups(d) => format!("DescribeConsumerGroups {}", d.len()),
+        Reply::InitProducer(r) => match r {
+            Ok((id, epoch)) => format!("InitProducer producer={}/{}", id.0, epoch.0),
+            Err(e) => format!("InitProducer error={e:?}"),
+        },
+        Reply::AddPartitionsToTxn(topics) => {
+            let errors: Vec<String> = topics
+                .iter()
+                .flat_map(|(_, ps)| ps.iter().filter_map(|(_, e)| e.map(|e| format!("{e:?}"))))
+                .collect();
+            format!("AddPartitionsToTxn errors={errors:?}")
+        }
+        Reply::Txn(r) => format!("Txn error={}", error(r.err())),
     }
 }
 

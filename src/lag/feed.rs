@@ -178,8 +178,11 @@ impl LagFeed {
                 | Record::ConsumerMember { group_id, .. }
                 | Record::ConsumerTarget { group_id, .. }
                 | Record::ConsumerCurrent { group_id, .. } => group_id,
-                // The coordinator's topic image: no group's lag changes.
-                Record::Topic { .. } => continue,
+                // The coordinator's topic image and transaction state: no group's lag
+                // changes (pending offsets count only once their marker commits them).
+                Record::Topic { .. } | Record::Transaction { .. } | Record::TxnOffsets { .. } => {
+                    continue
+                }
             };
             if !touched.contains(&group) {
                 touched.push(group);

@@ -42,6 +42,12 @@ fn tag_of(body: &Body) -> Tag {
             WriteCommand::ConsumerGroupHeartbeat(_) => tags::CONSUMER_GROUP_HEARTBEAT,
             WriteCommand::InstallTargetAssignment(_) => tags::INSTALL_TARGET_ASSIGNMENT,
             WriteCommand::TopicsChanged(_) => tags::TOPICS_CHANGED,
+            WriteCommand::InitTransactionalProducer(_) => tags::INIT_TRANSACTIONAL_PRODUCER,
+            WriteCommand::AddPartitionsToTxn(_) => tags::ADD_PARTITIONS_TO_TXN,
+            WriteCommand::AddOffsetsToTxn(_) => tags::ADD_OFFSETS_TO_TXN,
+            WriteCommand::EndTxn(_) => tags::END_TXN,
+            WriteCommand::TxnMarkersWritten(_) => tags::TXN_MARKERS_WRITTEN,
+            WriteCommand::TxnOffsetCommit(_) => tags::TXN_OFFSET_COMMIT,
         },
         Body::CreateTopics { .. } => tags::CREATE_TOPICS,
         Body::DeleteTopics { .. } => tags::DELETE_TOPICS,
@@ -72,6 +78,12 @@ fn put_fields(out: &mut Vec<u8>, body: &Body) {
             WriteCommand::ConsumerGroupHeartbeat(c) => put(out, c),
             WriteCommand::InstallTargetAssignment(c) => put(out, c),
             WriteCommand::TopicsChanged(c) => put(out, c),
+            WriteCommand::InitTransactionalProducer(c) => put(out, c),
+            WriteCommand::AddPartitionsToTxn(c) => put(out, c),
+            WriteCommand::AddOffsetsToTxn(c) => put(out, c),
+            WriteCommand::EndTxn(c) => put(out, c),
+            WriteCommand::TxnMarkersWritten(c) => put(out, c),
+            WriteCommand::TxnOffsetCommit(c) => put(out, c),
         },
         Body::CreateTopics { topics } => put(out, topics),
         Body::DeleteTopics { names, now_ms } => put(out, &(names, now_ms)),
@@ -147,6 +159,22 @@ fn decode_fields_v1(tag: Tag, fields: &[u8]) -> Result<Body, FormatError> {
             from_postcard(fields, what)?,
         )),
         tags::TOPICS_CHANGED => group(WriteCommand::TopicsChanged(from_postcard(fields, what)?)),
+        tags::INIT_TRANSACTIONAL_PRODUCER => group(WriteCommand::InitTransactionalProducer(
+            from_postcard(fields, what)?,
+        )),
+        tags::ADD_PARTITIONS_TO_TXN => group(WriteCommand::AddPartitionsToTxn(from_postcard(
+            fields, what,
+        )?)),
+        tags::ADD_OFFSETS_TO_TXN => {
+            group(WriteCommand::AddOffsetsToTxn(from_postcard(fields, what)?))
+        }
+        tags::END_TXN => group(WriteCommand::EndTxn(from_postcard(fields, what)?)),
+        tags::TXN_MARKERS_WRITTEN => group(WriteCommand::TxnMarkersWritten(from_postcard(
+            fields, what,
+        )?)),
+        tags::TXN_OFFSET_COMMIT => {
+            group(WriteCommand::TxnOffsetCommit(from_postcard(fields, what)?))
+        }
         tags::CREATE_TOPICS => Ok(Body::CreateTopics {
             topics: from_postcard(fields, what)?,
         }),

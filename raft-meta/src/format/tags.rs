@@ -18,7 +18,8 @@
 //! Ranges: 0x01xx Raft machinery files, 0x02xx commands (Raft entry payloads), 0x03xx replies,
 //! 0x04xx snapshot records of the Cohort application, 0x05xx the broker's data-directory
 //! files. Coordinator records (offsets, groups) have their own type and version fields, owned
-//! by `coordinator::record` (key type 1 = offset commit, 2 = group metadata).
+//! by `coordinator::record` (key type 1 = offset commit, 2 = group metadata, 3–7 the consumer
+//! protocol and the topic image, 8 = transaction, 9 = pending transactional offsets).
 
 use std::fmt;
 
@@ -98,6 +99,12 @@ pub const INIT_CLUSTER_CONFIG: Tag = Tag(0x0211);
 pub const ALTER_CLUSTER_CONFIG: Tag = Tag(0x0212);
 pub const ALTER_TOPIC_CONFIGS: Tag = Tag(0x0213);
 pub const CREATE_PARTITIONS: Tag = Tag(0x0214);
+pub const INIT_TRANSACTIONAL_PRODUCER: Tag = Tag(0x0215);
+pub const ADD_PARTITIONS_TO_TXN: Tag = Tag(0x0216);
+pub const ADD_OFFSETS_TO_TXN: Tag = Tag(0x0217);
+pub const END_TXN: Tag = Tag(0x0218);
+pub const TXN_MARKERS_WRITTEN: Tag = Tag(0x0219);
+pub const TXN_OFFSET_COMMIT: Tag = Tag(0x021a);
 
 pub const APP_REPLY: Tag = Tag(0x0301);
 
@@ -176,6 +183,37 @@ pub const REGISTRY: &[TagInfo] = &[
     row(
         CREATE_PARTITIONS,
         "CreatePartitions command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        INIT_TRANSACTIONAL_PRODUCER,
+        "InitTransactionalProducer command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        ADD_PARTITIONS_TO_TXN,
+        "AddPartitionsToTxn command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        ADD_OFFSETS_TO_TXN,
+        "AddOffsetsToTxn command",
+        Kind::Command,
+        1,
+    ),
+    row(END_TXN, "EndTxn command", Kind::Command, 1),
+    row(
+        TXN_MARKERS_WRITTEN,
+        "TxnMarkersWritten command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        TXN_OFFSET_COMMIT,
+        "TxnOffsetCommit command",
         Kind::Command,
         1,
     ),
