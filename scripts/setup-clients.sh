@@ -10,6 +10,8 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing_debs=()
 command -v kcat >/dev/null 2>&1 || missing_debs+=(kcat)
 command -v chromium >/dev/null 2>&1 || missing_debs+=(chromium)
+# mkfs.btrfs: the EDQUOT test makes a btrfs with a quota (tests/disk_quota.rs).
+command -v mkfs.btrfs >/dev/null 2>&1 || missing_debs+=(btrfs-progs)
 if [ ${#missing_debs[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing_debs[*]}"
   sudo_if_needed apt-get update -qq

@@ -89,10 +89,15 @@ impl GroupCommit {
     /// Records a failure that leaves the on-disk state unknown.
     pub fn poison(&self, error: &LogError) {
         let mut state = self.lock();
-        if state.poisoned.is_none() {
+        let first = state.poisoned.is_none();
+        if first {
             state.poisoned = Some(error.to_string());
         }
         drop(state);
+        if first {
+            // The one line an operator gets: every later append is refused with this reason.
+            tracing::error!(%error, "log poisoned: its state on disk is unknown, appends refused until restart");
+        }
         self.changed.notify_all();
     }
 

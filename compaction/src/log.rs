@@ -183,6 +183,13 @@ pub(crate) struct Writer {
     pub max_segment_bytes: u64,
     pub segment_ms: Option<i64>,
     encode_buf: Vec<u8>,
+    /// A failed write left bytes past `position` in the active segment and cutting them
+    /// failed for lack of space (btrfs needs space to truncate under a quota): the cut is
+    /// retried before the next write, which is refused until it succeeds. The bytes are past
+    /// the published end, so no reader sees them; a restart before the cut may recover whole
+    /// frames of the refused write, exactly as a crash between a write and its
+    /// acknowledgement does.
+    uncut_tail: bool,
 }
 
 /// An append-only log of [`Entry`]s over segment files in one directory.
@@ -262,6 +269,7 @@ impl Log {
             max_segment_bytes: config.max_segment_bytes,
             segment_ms: config.segment_ms,
             encode_buf: Vec::new(),
+            uncut_tail: false,
         };
         Ok(Log {
             dir,
@@ -438,6 +446,12 @@ impl Log {
             space.admit(entries.iter().map(Entry::frame_len).sum())?;
         }
         let mut writer = lock(&self.writer);
+        if writer.uncut_tail {
+            let position = writer.position;
+            let file = writer.active.file.for_write()?;
+            self.cut_tail(&mut writer, &file, position)
+                .inspect_err(|e| self.note_write_error(e))?;
+        }
         if first.first_offset != writer.next_offset {
             if self.read_view().is_empty() {
                 self.rebase_empty(&mut writer, first.first_offset)?;
@@ -511,10 +525,7 @@ impl Log {
         if let Err(error) = written {
             // A partial write may have left bytes past the published end; cut them so a later,
             // shorter append cannot leave stale frames behind it.
-            if let Err(cut) = file.set_len(position) {
-                let cut = LogError::io("ftruncate", &writer.active.path, cut);
-                self.commit.poison(&cut);
-            }
+            let _ = self.cut_tail(writer, &file, position);
             writer.encode_buf = buf;
             return Err(error);
         }
@@ -551,6 +562,31 @@ impl Log {
         writer.encode_buf = buf;
         pending.clear();
         Ok(())
+    }
+
+    /// Cuts the active segment back to `position`. Out of space, the cut waits for the next
+    /// write (`uncut_tail`); any other failure leaves the file's state unknown: poisoned.
+    fn cut_tail(
+        &self,
+        writer: &mut Writer,
+        file: &std::fs::File,
+        position: u64,
+    ) -> Result<(), LogError> {
+        match file.set_len(position) {
+            Ok(()) => {
+                writer.uncut_tail = false;
+                Ok(())
+            }
+            Err(cut) => {
+                let cut = LogError::io("ftruncate", &writer.active.path, cut);
+                if cut.is_storage_full() {
+                    writer.uncut_tail = true;
+                } else {
+                    self.commit.poison(&cut);
+                }
+                Err(cut)
+            }
+        }
     }
 
     /// Seals the active segment (fdatasync, index files) and starts a new one at the log end.

@@ -1,5 +1,7 @@
-//! A node reads a Raft directory written by the format before tagged payloads (commit c076aca,
-//! `tests/testdata/legacy-c076aca/`): snapshots, log tail, store state and every payload.
+//! A node reads Raft directories written by earlier commits: the format before tagged payloads
+//! (commit c076aca, `tests/testdata/legacy-c076aca/`) and the tagged format as main wrote it
+//! at 6744c56 (`tests/testdata/tagged-6744c56/`): snapshots, log tail, store state and every
+//! payload, each restoring exactly the state the workload gives.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod workload;
@@ -14,8 +16,13 @@ use raft_meta::{Bootstrap, LogIndex, MetaNode, NodeConfig, RaftStore, Tuning};
 /// Index of the last entry the fixture's log holds.
 const FIXTURE_LAST_INDEX: u64 = 25;
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/testdata/legacy-c076aca")
+/// The fixtures, oldest first.
+const FIXTURES: [&str; 2] = ["legacy-c076aca", "tagged-6744c56"];
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/testdata")
+        .join(name)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -52,10 +59,10 @@ fn assert_same_state(got: &CohortApp, want: &CohortApp) {
     assert_eq!(got.cluster(), want.cluster());
 }
 
-async fn restart_from_fixture(store: RaftStore) {
+async fn restart_from_fixture(name: &str, store: RaftStore) {
     let tmp = tempfile::tempdir().unwrap();
     let raft_dir = tmp.path().join("raft");
-    copy_dir(&fixture().join(store.name()), &raft_dir);
+    copy_dir(&fixture(name).join(store.name()), &raft_dir);
     let config = NodeConfig {
         node_id: 1,
         listen_addr: "127.0.0.1:0".to_owned(),
@@ -71,7 +78,7 @@ async fn restart_from_fixture(store: RaftStore) {
     while node.status().applied_index < Some(FIXTURE_LAST_INDEX) {
         assert!(
             Instant::now() < deadline,
-            "fixture log not applied: {}",
+            "{name}: fixture log not applied: {}",
             node.status()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -83,17 +90,33 @@ async fn restart_from_fixture(store: RaftStore) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_segments_store_of_the_previous_format_restores_the_same_state() {
-    restart_from_fixture(RaftStore::Segments).await;
+    restart_from_fixture("legacy-c076aca", RaftStore::Segments).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_segments_store_of_the_tagged_format_restores_the_same_state() {
+    restart_from_fixture("tagged-6744c56", RaftStore::Segments).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sled_store_of_the_tagged_format_restores_the_same_state() {
+    restart_from_fixture("tagged-6744c56", RaftStore::Sled).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sled_store_of_the_previous_format_restores_the_same_state() {
-    restart_from_fixture(RaftStore::Sled).await;
+    restart_from_fixture("legacy-c076aca", RaftStore::Sled).await;
 }
 
 #[test]
-fn every_payload_of_the_previous_format_decodes_to_what_was_written() {
-    let raw = std::fs::read_to_string(fixture().join("payloads.txt")).unwrap();
+fn every_payload_of_every_earlier_format_decodes_to_what_was_written() {
+    for name in FIXTURES {
+        payloads_decode(name);
+    }
+}
+
+fn payloads_decode(name: &str) {
+    let raw = std::fs::read_to_string(fixture(name).join("payloads.txt")).unwrap();
     let mut envelopes = Vec::new();
     let mut replies = Vec::new();
     for line in raw.lines() {
@@ -106,7 +129,7 @@ fn every_payload_of_the_previous_format_decodes_to_what_was_written() {
     }
     let w = workload::build();
     let want: Vec<Envelope> = w.all().cloned().collect();
-    assert_eq!(envelopes, want);
+    assert_eq!(envelopes, want, "{name}");
 
     let mut app = workload::new_app();
     let want_replies: Vec<AppReply> = want
@@ -117,5 +140,5 @@ fn every_payload_of_the_previous_format_decodes_to_what_was_written() {
             AppReply::decode(&app.apply(LogIndex(i as u64 + 1), command)).unwrap()
         })
         .collect();
-    assert_eq!(replies, want_replies);
+    assert_eq!(replies, want_replies, "{name}");
 }
