@@ -103,9 +103,17 @@ fn check_log_dirs(got: &Value, broker: &Cohort) {
     assert_eq!(d["broker"], 1);
     assert_eq!(d["log_dir"], data.to_str().unwrap());
     assert_eq!(d["error_code"], 0);
-    let (total, usable) = (d["total_bytes"].as_i64().unwrap(), d["usable_bytes"].as_i64().unwrap());
+    let (total, usable) = (
+        d["total_bytes"].as_i64().unwrap(),
+        d["usable_bytes"].as_i64().unwrap(),
+    );
     assert!(total > 0 && usable > 0 && usable <= total, "{d}");
-    assert_eq!(d["partitions"], as_reported(&disk), "log:\n{}", broker.log());
+    assert_eq!(
+        d["partitions"],
+        as_reported(&disk),
+        "log:\n{}",
+        broker.log()
+    );
     let named = &got["log_dirs_named"].as_array().unwrap()[0]["partitions"];
     assert_eq!(
         named,
@@ -125,7 +133,15 @@ fn check_cluster_and_offsets(got: &Value, broker: &Cohort) {
     assert_eq!(ck["brokers"], json!([[1, "127.0.0.1", port]]));
     assert_eq!(
         ck["operations"],
-        json!(["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "IDEMPOTENT_WRITE"])
+        json!([
+            "ALTER",
+            "ALTER_CONFIGS",
+            "CLUSTER_ACTION",
+            "CREATE",
+            "DESCRIBE",
+            "DESCRIBE_CONFIGS",
+            "IDEMPOTENT_WRITE"
+        ])
     );
     let p = |ids: &[i32]| -> Vec<Value> { ids.iter().map(|i| json!([i, 1, 0])).collect() };
     assert_eq!(
@@ -151,16 +167,31 @@ fn check_cluster_and_offsets(got: &Value, broker: &Cohort) {
         })
     );
     assert_eq!(got["ck_committed"], json!([25, 0]));
-    assert_eq!(got["ck_resumed"], json!([25, "v025", 0]), "log:\n{}", broker.log());
+    assert_eq!(
+        got["ck_resumed"],
+        json!([25, "v025", 0]),
+        "log:\n{}",
+        broker.log()
+    );
     assert_eq!(got["kp_committed"], json!([30, 0]));
-    assert_eq!(got["kp_resumed"], json!([30, "v030", 0]), "log:\n{}", broker.log());
+    assert_eq!(
+        got["kp_resumed"],
+        json!([30, "v030", 0]),
+        "log:\n{}",
+        broker.log()
+    );
 }
 
 /// `cohort log-dirs --describe` against the same broker: its three lines, the JSON parsed.
 fn cohort_log_dirs(broker: &Cohort, extra: &[&str]) -> (i32, String, String) {
     let out = run(
         Command::new(env!("CARGO_BIN_EXE_cohort"))
-            .args(["log-dirs", "--bootstrap-server", &broker.bootstrap(), "--describe"])
+            .args([
+                "log-dirs",
+                "--bootstrap-server",
+                &broker.bootstrap(),
+                "--describe",
+            ])
             .args(extra),
         Duration::from_secs(60),
     );
@@ -178,23 +209,34 @@ fn check_cohort_log_dirs(broker: &Cohort) {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{stdout}");
     assert_eq!(lines[0], "Querying brokers for log directories information");
-    assert_eq!(lines[1], "Received log directory information from brokers 1");
+    assert_eq!(
+        lines[1],
+        "Received log directory information from brokers 1"
+    );
     assert!(
-        lines[2].starts_with("{\"version\":1,\"brokers\":[{\"broker\":1,\"logDirs\":[{\"logDir\":"),
+        lines[2].starts_with("{\"brokers\":[{\"broker\":1,\"logDirs\":[{\"partitions\":["),
         "{}",
         lines[2]
     );
+    assert!(lines[2].contains("],\"error\":null,\"logDir\":"), "{}", lines[2]);
+    assert!(lines[2].ends_with("}]}],\"version\":1}"), "{}", lines[2]);
     let doc: Value = serde_json::from_str(lines[2]).unwrap();
     let dir = &doc["brokers"][0]["logDirs"][0];
     assert_eq!(dir["logDir"], data.to_str().unwrap());
     assert_eq!(dir["error"], Value::Null);
-    let disk = sizes(&data, &[("dirs", 0), ("dirs", 1), ("dirs", 2), ("other", 0)]);
+    let disk = sizes(
+        &data,
+        &[("dirs", 0), ("dirs", 1), ("dirs", 2), ("other", 0)],
+    );
     let printed: BTreeMap<String, u64> = dir["partitions"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| {
-            assert_eq!((&p["offsetLag"], &p["isFuture"]), (&json!(0), &json!(false)));
+            assert_eq!(
+                (&p["offsetLag"], &p["isFuture"]),
+                (&json!(0), &json!(false))
+            );
             (
                 p["partition"].as_str().unwrap().to_string(),
                 p["size"].as_u64().unwrap(),
@@ -282,14 +324,18 @@ fn epochs_everywhere(client: &mut RawClient, topic: &str) -> (i32, i32, Vec<i32>
     let listed = match client.call(
         ApiKey::ListOffsets,
         7,
-        RequestKind::ListOffsets(ListOffsetsRequest::default().with_replica_id(BrokerId(-1)).with_topics(
-            vec![list_offsets_request::ListOffsetsTopic::default()
-                .with_name(TopicName(StrBytes::from_string(topic.into())))
-                .with_partitions(vec![list_offsets_request::ListOffsetsPartition::default()
-                    .with_partition_index(0)
-                    .with_current_leader_epoch(0)
-                    .with_timestamp(-1)])],
-        )),
+        RequestKind::ListOffsets(
+            ListOffsetsRequest::default()
+                .with_replica_id(BrokerId(-1))
+                .with_topics(vec![list_offsets_request::ListOffsetsTopic::default()
+                    .with_name(TopicName(StrBytes::from_string(topic.into())))
+                    .with_partitions(vec![
+                        list_offsets_request::ListOffsetsPartition::default()
+                            .with_partition_index(0)
+                            .with_current_leader_epoch(0)
+                            .with_timestamp(-1),
+                    ])]),
+        ),
     ) {
         ResponseKind::ListOffsets(r) => r.topics[0].partitions[0].leader_epoch,
         other => panic!("{other:?}"),
@@ -313,7 +359,11 @@ fn offset_for_leader_epoch_answers_the_epochs_the_batches_carry_across_a_restart
     let mut client = RawClient::connect(broker.kafka);
     assert_eq!(client.create_topic("e", 2, &[]), 0);
     for i in 0..3 {
-        let p = client.produce("e", 0, batches::batch(&[b"a", b"b", b"c", b"d"], 1_000 + i * 10, None));
+        let p = client.produce(
+            "e",
+            0,
+            batches::batch(&[b"a", b"b", b"c", b"d"], 1_000 + i * 10, None),
+        );
         assert_eq!(p.error_code, 0);
     }
     let asks: &[(&str, i32, i32, i32)] = &[
@@ -337,7 +387,11 @@ fn offset_for_leader_epoch_answers_the_epochs_the_batches_carry_across_a_restart
         (3, -1, -1),
     ];
     for v in 2..=4 {
-        assert_eq!(offset_for_leader_epoch(&mut client, v, asks), expected, "v{v}");
+        assert_eq!(
+            offset_for_leader_epoch(&mut client, v, asks),
+            expected,
+            "v{v}"
+        );
     }
     assert_eq!(epochs_everywhere(&mut client, "e"), (0, 0, vec![0, 0, 0]));
     // Unsupported versions are refused by the decoder (Kafka 4.0 has no v0-v1 either).
@@ -354,7 +408,11 @@ fn offset_for_leader_epoch_answers_the_epochs_the_batches_carry_across_a_restart
     let broker = Cohort::start(&data, &[]);
     let mut client = RawClient::connect(broker.kafka);
     for v in 2..=4 {
-        assert_eq!(offset_for_leader_epoch(&mut client, v, asks), expected, "v{v} after restart");
+        assert_eq!(
+            offset_for_leader_epoch(&mut client, v, asks),
+            expected,
+            "v{v} after restart"
+        );
     }
     assert_eq!(epochs_everywhere(&mut client, "e"), (0, 0, vec![0, 0, 0]));
 }

@@ -74,13 +74,13 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
                 .with_partition_data(vec![produce_request::PartitionProduceData::default()
                     .with_records(Some(Bytes::from_static(&[0u8; 24])))]),
         ])),
-        ApiKey::DescribeLogDirs => RequestKind::DescribeLogDirs(
-            DescribeLogDirsRequest::default().with_topics(Some(vec![
+        ApiKey::DescribeLogDirs => {
+            RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(Some(vec![
                 describe_log_dirs_request::DescribableLogDirTopic::default()
                     .with_topic(TopicName(s("t")))
                     .with_partitions(vec![0, 1]),
-            ])),
-        ),
+            ])))
+        }
         ApiKey::OffsetForLeaderEpoch => RequestKind::OffsetForLeaderEpoch(
             OffsetForLeaderEpochRequest::default().with_topics(vec![
                 offset_for_leader_epoch_request::OffsetForLeaderTopic::default()

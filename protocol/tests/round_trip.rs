@@ -1008,16 +1008,16 @@ fn admin_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
                     ])])
                 .with_timeout_ms(30_000),
         ),
-        ApiKey::DescribeLogDirs => RequestKind::DescribeLogDirs(
-            DescribeLogDirsRequest::default().with_topics(Some(vec![
+        ApiKey::DescribeLogDirs => {
+            RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(Some(vec![
                 describe_log_dirs_request::DescribableLogDirTopic::default()
                     .with_topic(topic("orders"))
                     .with_partitions(vec![0, 3]),
                 describe_log_dirs_request::DescribableLogDirTopic::default()
                     .with_topic(topic("audit"))
                     .with_partitions(vec![]),
-            ])),
-        ),
+            ])))
+        }
         ApiKey::OffsetForLeaderEpoch => {
             let mut r = OffsetForLeaderEpochRequest::default().with_topics(vec![
                 offset_for_leader_epoch_request::OffsetForLeaderTopic::default()

@@ -249,7 +249,11 @@ mod tests {
         c.assign(2, 400);
         c.assign(3, 500);
         c.assign(-1, 600);
-        assert_eq!(c.entries().len(), 2, "older, equal and undefined epochs change nothing");
+        assert_eq!(
+            c.entries().len(),
+            2,
+            "older, equal and undefined epochs change nothing"
+        );
         // A newer epoch at an offset an entry already starts at or after replaces it.
         c.assign(5, 300);
         assert_eq!(
@@ -313,12 +317,7 @@ mod tests {
         let mut at = 0u64;
         for e in epochs {
             // Batches of 3 records each.
-            let entry = Entry::batch(
-                Offset(at),
-                Offset(at + 2),
-                TimestampMs(0),
-                batch(*e, 2),
-            );
+            let entry = Entry::batch(Offset(at), Offset(at + 2), TimestampMs(0), batch(*e, 2));
             log.append(&[entry], TimestampMs(0)).unwrap();
             at += 3;
         }

@@ -133,7 +133,10 @@ mod tests {
         let b = broker(dir.path(), &[]);
         for (v, kind, code) in [(1, 2, 114), (2, 2, 114), (1, 7, 115), (1, 0, 115)] {
             let c = ctx(&b, ApiKey::DescribeCluster, v);
-            let resp = handle(&c, DescribeClusterRequest::default().with_endpoint_type(kind));
+            let resp = handle(
+                &c,
+                DescribeClusterRequest::default().with_endpoint_type(kind),
+            );
             assert_eq!(resp.error_code, code, "v{v} type {kind}");
             assert!(resp.brokers.is_empty());
             assert_encodes(&c, &ResponseKind::DescribeCluster(resp));

@@ -53,9 +53,10 @@ pub async fn handle(ctx: &RequestContext, req: DescribeLogDirsRequest) -> Descri
         .held_partitions()
         .into_iter()
         .filter(|p| {
-            wanted
-                .as_ref()
-                .is_none_or(|w| w.get(&p.topic).is_some_and(|parts| parts.contains(&p.index)))
+            wanted.as_ref().is_none_or(|w| {
+                w.get(&p.topic)
+                    .is_some_and(|parts| parts.contains(&p.index))
+            })
         })
         .collect();
     let data_dir = std::path::absolute(&ctx.broker.config.data_dir)
@@ -95,7 +96,11 @@ pub fn measure(dir: PathBuf, held: &[HeldPartition]) -> std::io::Result<LogDirRe
     })
 }
 
-fn ok_result(ctx: &RequestContext, log_dir: StrBytes, report: &LogDirReport) -> DescribeLogDirsResult {
+fn ok_result(
+    ctx: &RequestContext,
+    log_dir: StrBytes,
+    report: &LogDirReport,
+) -> DescribeLogDirsResult {
     let mut topics: Vec<DescribeLogDirsTopic> = Vec::new();
     for ((topic, index), bytes) in &report.partitions {
         let partition = DescribeLogDirsPartition::default()
@@ -138,7 +143,11 @@ mod tests {
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
             let m = e.metadata().unwrap();
-            total += if m.is_dir() { on_disk(&e.path()) } else { m.len() };
+            total += if m.is_dir() {
+                on_disk(&e.path())
+            } else {
+                m.len()
+            };
         }
         total
     }
@@ -229,17 +238,16 @@ mod tests {
         };
         let resp = handle(
             &c,
-            DescribeLogDirsRequest::default().with_topics(Some(vec![
-                want("a", vec![2, 0, 9]),
-                want("nope", vec![0]),
-            ])),
+            DescribeLogDirsRequest::default()
+                .with_topics(Some(vec![want("a", vec![2, 0, 9]), want("nope", vec![0])])),
         )
         .await;
-        assert_eq!(
-            sizes(&resp),
-            vec![("a".into(), 0, 0), ("a".into(), 2, 0)]
-        );
-        let none = handle(&c, DescribeLogDirsRequest::default().with_topics(Some(vec![]))).await;
+        assert_eq!(sizes(&resp), vec![("a".into(), 0, 0), ("a".into(), 2, 0)]);
+        let none = handle(
+            &c,
+            DescribeLogDirsRequest::default().with_topics(Some(vec![])),
+        )
+        .await;
         assert_eq!(none.results.len(), 1);
         assert!(none.results[0].topics.is_empty());
         let only_unknown = handle(

@@ -160,7 +160,7 @@ fn partition_answer(
     let leader = assignment.leader();
     let replicas: Vec<BrokerId> = assignment.replicas.iter().map(|r| BrokerId(*r)).collect();
     let (online, offline): (Vec<BrokerId>, Vec<BrokerId>) =
-        replicas.iter().partition(|r| live.contains(&r.0));
+        replicas.iter().copied().partition(|r| live.contains(&r.0));
     Some(
         DescribeTopicPartitionsResponsePartition::default()
             .with_error_code(0)
@@ -204,12 +204,19 @@ mod tests {
     };
     use kafka_protocol::messages::{ApiKey, ResponseKind};
 
-    fn request(topics: &[&str], limit: i32, cursor: Option<(&str, i32)>) -> DescribeTopicPartitionsRequest {
+    fn request(
+        topics: &[&str],
+        limit: i32,
+        cursor: Option<(&str, i32)>,
+    ) -> DescribeTopicPartitionsRequest {
         DescribeTopicPartitionsRequest::default()
             .with_topics(
                 topics
                     .iter()
-                    .map(|t| TopicRequest::default().with_name(TopicName(StrBytes::from_string((*t).into()))))
+                    .map(|t| {
+                        TopicRequest::default()
+                            .with_name(TopicName(StrBytes::from_string((*t).into())))
+                    })
                     .collect(),
             )
             .with_response_partition_limit(limit)
@@ -221,7 +228,9 @@ mod tests {
     }
 
     /// (topic, error, partitions) and the next cursor.
-    fn page(resp: &DescribeTopicPartitionsResponse) -> (Vec<(String, i16, Vec<i32>)>, Option<(String, i32)>) {
+    fn page(
+        resp: &DescribeTopicPartitionsResponse,
+    ) -> (Vec<(String, i16, Vec<i32>)>, Option<(String, i32)>) {
         (
             resp.topics
                 .iter()
@@ -283,7 +292,12 @@ mod tests {
         assert_eq!(a.topic_authorized_operations, ALL_TOPIC_OPERATIONS);
         let p0 = &a.partitions[0];
         assert_eq!(
-            (p0.leader_id, p0.leader_epoch, p0.replica_nodes.clone(), p0.isr_nodes.clone()),
+            (
+                p0.leader_id,
+                p0.leader_epoch,
+                p0.replica_nodes.clone(),
+                p0.isr_nodes.clone()
+            ),
             (BrokerId(1), 0, vec![BrokerId(1)], vec![BrokerId(1)])
         );
         assert_eq!(p0.eligible_leader_replicas, Some(vec![]));
@@ -291,14 +305,21 @@ mod tests {
         assert_encodes(&c, &ResponseKind::DescribeTopicPartitions(all));
         // A limit below 1 is 1.
         let tiny = handle(&c, request(&[], 0, None)).await;
-        assert_eq!(page(&tiny), (vec![("a".into(), 0, p(&[0]))], Some(("a".into(), 1))));
+        assert_eq!(
+            page(&tiny),
+            (vec![("a".into(), 0, p(&[0]))], Some(("a".into(), 1)))
+        );
     }
 
     #[tokio::test]
     async fn named_topics_sorted_once_with_unknown_ones_answered() {
         let (_dir, b) = three_topics().await;
         let c = ctx(&b, ApiKey::DescribeTopicPartitions, 0);
-        let resp = handle(&c, request(&["c", "nope", "a", "c", "bad/name"], 2000, None)).await;
+        let resp = handle(
+            &c,
+            request(&["c", "nope", "a", "c", "bad/name"], 2000, None),
+        )
+        .await;
         assert_eq!(
             page(&resp),
             (
@@ -317,10 +338,7 @@ mod tests {
         let resp = handle(&c, request(&["nope", "a", "c"], 2, Some(("a", 1)))).await;
         assert_eq!(
             page(&resp),
-            (
-                vec![("a".into(), 0, vec![1, 2])],
-                Some(("c".into(), 0))
-            )
+            (vec![("a".into(), 0, vec![1, 2])], Some(("c".into(), 0)))
         );
         // A cursor past the topic's partitions: the topic with none.
         let resp = handle(&c, request(&["a", "c"], 5, Some(("a", 7)))).await;

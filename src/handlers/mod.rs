@@ -184,9 +184,9 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::DescribeCluster(r) => {
             ResponseKind::DescribeCluster(describe_cluster::handle(ctx, r))
         }
-        RequestKind::DescribeTopicPartitions(r) => ResponseKind::DescribeTopicPartitions(
-            describe_topic_partitions::handle(ctx, r).await,
-        ),
+        RequestKind::DescribeTopicPartitions(r) => {
+            ResponseKind::DescribeTopicPartitions(describe_topic_partitions::handle(ctx, r).await)
+        }
         RequestKind::OffsetForLeaderEpoch(r) => {
             ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(ctx, r).await)
         }

@@ -29,14 +29,24 @@ pub async fn handle(
         let name = t.topic.0.to_string();
         let mut partitions = Vec::with_capacity(t.partitions.len());
         for p in &t.partitions {
-            let answer = end_offset(ctx, &name, p.partition, p.current_leader_epoch, p.leader_epoch);
+            let answer = end_offset(
+                ctx,
+                &name,
+                p.partition,
+                p.current_leader_epoch,
+                p.leader_epoch,
+            )
+            .await;
             let r = EpochEndOffset::default().with_partition(p.partition);
             partitions.push(match answer {
                 Ok(Some((epoch, offset))) => r
                     .with_error_code(0)
                     .with_leader_epoch(epoch)
                     .with_end_offset(offset),
-                Ok(None) => r.with_error_code(0).with_leader_epoch(-1).with_end_offset(-1),
+                Ok(None) => r
+                    .with_error_code(0)
+                    .with_leader_epoch(-1)
+                    .with_end_offset(-1),
                 Err(e) => {
                     tracing::debug!(topic = %name, partition = p.partition, error = %e,
                         "offset for leader epoch refused");

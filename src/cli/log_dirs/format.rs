@@ -3,9 +3,12 @@
 //! partitions come in the iteration order of those Java maps (`java_order`), not sorted.
 //!
 //! ```text
-//!  {"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":"/data","error":null,
-//!    "partitions":[{"partition":"orders-0","size":4096,"offsetLag":0,"isFuture":false}]}]}]}
+//!  {"brokers":[{"broker":1,"logDirs":[{"partitions":[{"partition":"orders-0","size":4096,
+//!    "offsetLag":0,"isFuture":false}],"error":null,"logDir":"/data"}]}],"version":1}
 //! ```
+//!
+//! (Kafka's Scala tool before 3.7 printed `version` first, from Scala's small ordered maps; the
+//! Java tool of 3.7 and later prints the hash order above.)
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -84,10 +87,7 @@ pub fn broker_order(construction: Construction, ids: &[i32]) -> Vec<i32> {
 
 /// Brokers joined with commas, as `commaDelimitedStringFromIntegerSet` prints them.
 pub fn broker_list(ids: &[i32]) -> String {
-    ids.iter()
-        .map(i32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    ids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// The JSON document of `formatAsJson`: the brokers in `queried` order (the tool's
@@ -115,8 +115,11 @@ pub fn document(
         })
         .collect();
     let mut out = String::new();
-    Json::hash_map(vec![("version", Json::Int(1)), ("brokers", Json::Array(brokers))])
-        .write(&mut out);
+    Json::hash_map(vec![
+        ("version", Json::Int(1)),
+        ("brokers", Json::Array(brokers)),
+    ])
+    .write(&mut out);
     out
 }
 
@@ -170,7 +173,10 @@ fn partitions(dir: &LogDirDescription, topics: &HashSet<String>) -> Vec<Json> {
         })
         .map(|r| {
             Json::hash_map(vec![
-                ("partition", Json::Str(format!("{}-{}", r.topic, r.partition))),
+                (
+                    "partition",
+                    Json::Str(format!("{}-{}", r.topic, r.partition)),
+                ),
                 ("size", Json::Int(r.size)),
                 ("offsetLag", Json::Int(r.offset_lag)),
                 ("isFuture", Json::Bool(r.is_future)),
@@ -197,10 +203,11 @@ mod tests {
 
     #[test]
     fn the_document_is_kafkas_byte_for_byte() {
-        // What kafka-log-dirs.sh printed for a Kafka broker holding these six partitions,
-        // listed by the broker in this order: keys in HashMap order, partitions by
-        // TopicPartition hash bucket (t1-0 and t3-2 share bucket 14, t3-1 and t2-0 bucket 15,
-        // each pair in the order the broker listed them).
+        // A broker holding these six partitions, listed in this order: the partitions come in
+        // the order kafka-log-dirs.sh printed them for such a broker (TopicPartition hash
+        // buckets; t1-0 and t3-2 share bucket 14, t3-1 and t2-0 bucket 15, each pair in the
+        // order the broker listed them), the keys in the Java tool's HashMap order (brokers
+        // before version, partitions/error/logDir), as Kafka 3.7+ prints them.
         let dirs = vec![LogDirDescription {
             path: "/tmp/kafka-logs".into(),
             error: None,
@@ -219,7 +226,7 @@ mod tests {
         let text = document(&[0], &described, &HashSet::new());
         assert_eq!(
             text,
-            "{\"version\":1,\"brokers\":[{\"broker\":0,\"logDirs\":[{\"logDir\":\"/tmp/kafka-logs\",\"error\":null,\"partitions\":[{\"partition\":\"t3-0\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t3-3\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t1-0\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t3-2\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t3-1\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t2-0\",\"size\":0,\"offsetLag\":0,\"isFuture\":false}]}]}]}"
+            "{\"brokers\":[{\"broker\":0,\"logDirs\":[{\"partitions\":[{\"partition\":\"t3-0\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t3-3\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t1-0\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t3-2\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t3-1\",\"size\":0,\"offsetLag\":0,\"isFuture\":false},{\"partition\":\"t2-0\",\"size\":0,\"offsetLag\":0,\"isFuture\":false}],\"error\":null,\"logDir\":\"/tmp/kafka-logs\"}]}],\"version\":1}"
         );
     }
 
@@ -236,13 +243,16 @@ mod tests {
         let text = document(&[1, 2], &described, &HashSet::from(["b".to_string()]));
         assert_eq!(
             text,
-            "{\"version\":1,\"brokers\":[{\"broker\":1,\"logDirs\":[]},{\"broker\":2,\"logDirs\":[{\"logDir\":\"/d\",\"error\":\"org.apache.kafka.common.errors.KafkaStorageException\",\"partitions\":[{\"partition\":\"b-0\",\"size\":20,\"offsetLag\":0,\"isFuture\":false}]}]}]}"
+            "{\"brokers\":[{\"broker\":1,\"logDirs\":[]},{\"broker\":2,\"logDirs\":[{\"partitions\":[{\"partition\":\"b-0\",\"size\":20,\"offsetLag\":0,\"isFuture\":false}],\"error\":\"org.apache.kafka.common.errors.KafkaStorageException\",\"logDir\":\"/d\"}]}],\"version\":1}"
         );
     }
 
     #[test]
     fn broker_sets_iterate_as_java_sets_of_integers() {
-        assert_eq!(broker_order(Construction::Default, &[3, 1, 2]), vec![1, 2, 3]);
+        assert_eq!(
+            broker_order(Construction::Default, &[3, 1, 2]),
+            vec![1, 2, 3]
+        );
         // 17 and 1 share a bucket of 16: insertion order.
         assert_eq!(broker_order(Construction::Default, &[17, 1]), vec![17, 1]);
         assert_eq!(broker_list(&[1, 2, 3]), "1,2,3");

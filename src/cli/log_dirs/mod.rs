@@ -5,7 +5,7 @@
 //! ```text
 //!  Querying brokers for log directories information
 //!  Received log directory information from brokers 1,2,3
-//!  {"version":1,"brokers":[{"broker":1,"logDirs":[{"logDir":...,"error":null,"partitions":[...]}]}, ...]}
+//!  {"brokers":[{"broker":1,"logDirs":[{"partitions":[...],"error":null,"logDir":...}]}, ...],"version":1}
 //! ```
 //!
 //! `--topic-list` filters the partitions printed (the brokers are asked for every topic, as
