@@ -96,7 +96,7 @@ fn check_log_dirs(got: &Value, broker: &Cohort) {
     let disk = sizes(&data, ALL);
     assert!(disk["dirs-0"] > 40 * 4, "{disk:?}");
     assert!(disk["dirs-2"] > 7 * 500, "{disk:?}");
-    assert_eq!(disk["dirs-1"], 0, "never written: no directory");
+    assert!(disk["dirs-1"] < disk["dirs-0"], "{disk:?}");
     let dirs = got["log_dirs"].as_array().unwrap();
     assert_eq!(dirs.len(), 1, "{got}");
     let d = &dirs[0];

@@ -147,7 +147,7 @@ consumer = Consumer(
 )
 committed = consumer.committed([TopicPartition("dirs", 0)], timeout=10)[0]
 out["ck_committed"] = [committed.offset, committed.leader_epoch]
-consumer.assign([TopicPartition("dirs", 0, committed.offset, committed.leader_epoch)])
+consumer.assign([TopicPartition("dirs", 0, committed.offset, leader_epoch=committed.leader_epoch)])
 first = None
 deadline = time.time() + 30
 while time.time() < deadline and first is None:
