@@ -218,7 +218,11 @@ fn check_cohort_log_dirs(broker: &Cohort) {
         "{}",
         lines[2]
     );
-    assert!(lines[2].contains("],\"error\":null,\"logDir\":"), "{}", lines[2]);
+    assert!(
+        lines[2].contains("],\"error\":null,\"logDir\":"),
+        "{}",
+        lines[2]
+    );
     assert!(lines[2].ends_with("}]}],\"version\":1}"), "{}", lines[2]);
     let doc: Value = serde_json::from_str(lines[2]).unwrap();
     let dir = &doc["brokers"][0]["logDirs"][0];

@@ -39,8 +39,9 @@ fn owners(node: &Node, topic: &str) -> (i32, BTreeMap<i32, i32>) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let req = MetadataRequest::default()
-            .with_topics(Some(vec![metadata_request::MetadataRequestTopic::default()
-                .with_name(Some(TopicName(s(topic))))]))
+            .with_topics(Some(vec![metadata_request::MetadataRequestTopic::default(
+            )
+            .with_name(Some(TopicName(s(topic))))]))
             .with_allow_auto_topic_creation(false);
         if let ResponseKind::Metadata(m) =
             RawClient::connect(node.kafka).call(ApiKey::Metadata, 12, RequestKind::Metadata(req))
@@ -56,7 +57,11 @@ fn owners(node: &Node, topic: &str) -> (i32, BTreeMap<i32, i32>) {
                 );
             }
         }
-        assert!(Instant::now() < deadline, "node {} never knew {topic}", node.id);
+        assert!(
+            Instant::now() < deadline,
+            "node {} never knew {topic}",
+            node.id
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -123,7 +128,11 @@ fn every_node_describes_the_partitions_it_holds_and_the_same_cluster() {
     for (p, o) in &owner {
         let mut c = RawClient::connect(by_id(*o).kafka);
         for b in 0..=*p {
-            let r = c.produce("spread", *p, batches::batch(&[b"x", b"y"], 1_000 + i64::from(b), None));
+            let r = c.produce(
+                "spread",
+                *p,
+                batches::batch(&[b"x", b"y"], 1_000 + i64::from(b), None),
+            );
             assert_eq!(r.error_code, 0, "partition {p} at node {o}");
         }
         ends.insert(*p, i64::from(2 * (*p + 1)));
@@ -147,11 +156,20 @@ fn every_node_describes_the_partitions_it_holds_and_the_same_cluster() {
             .topics
             .iter()
             .filter(|t| t.name.0.as_str() == "spread")
-            .flat_map(|t| t.partitions.iter().map(|p| (p.partition_index, p.partition_size)))
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (p.partition_index, p.partition_size))
+            })
             .collect();
         let expected: BTreeMap<i32, i64> = held[&id]
             .iter()
-            .map(|p| (*p, bytes_on_disk(&data.join(format!("topics/spread-{p}"))) as i64))
+            .map(|p| {
+                (
+                    *p,
+                    bytes_on_disk(&data.join(format!("topics/spread-{p}"))) as i64,
+                )
+            })
             .collect();
         assert_eq!(got, expected, "node {id}");
         assert!(expected.values().all(|s| *s > 0));
@@ -189,7 +207,9 @@ fn every_node_describes_the_partitions_it_holds_and_the_same_cluster() {
         assert_eq!(brokers, expected, "node {id}");
         cluster_ids.push(described.cluster_id.to_string());
     }
-    assert!(cluster_ids.iter().all(|c| c == &cluster_ids[0] && !c.is_empty()));
+    assert!(cluster_ids
+        .iter()
+        .all(|c| c == &cluster_ids[0] && !c.is_empty()));
 
     // `cohort log-dirs` asks every broker.
     let bootstrap = nodes
@@ -209,9 +229,16 @@ fn every_node_describes_the_partitions_it_holds_and_the_same_cluster() {
         Duration::from_secs(60),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[1], "Received log directory information from brokers 1,2,3");
+    assert_eq!(
+        lines[1],
+        "Received log directory information from brokers 1,2,3"
+    );
     let doc: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
     let printed: BTreeMap<String, (i64, u64)> = doc["brokers"]
         .as_array()
