@@ -328,8 +328,8 @@ mod tests {
     fn rebuild_finds_every_epoch_boundary_in_the_batches() {
         let dir = tempfile::tempdir().unwrap();
         let mut epochs = vec![-1, -1, 0, 0, 0];
-        epochs.extend(std::iter::repeat(2).take(40));
-        epochs.extend(std::iter::repeat(5).take(200));
+        epochs.extend(std::iter::repeat_n(2, 40));
+        epochs.extend(std::iter::repeat_n(5, 200));
         epochs.push(9);
         let log = log_of(dir.path(), &epochs);
         assert!(log.segments().len() > 3, "spans segments");

@@ -227,10 +227,11 @@ mod tests {
             }))
     }
 
-    /// (topic, error, partitions) and the next cursor.
-    fn page(
-        resp: &DescribeTopicPartitionsResponse,
-    ) -> (Vec<(String, i16, Vec<i32>)>, Option<(String, i32)>) {
+    /// Each topic as (name, error, partition indexes).
+    type Topics = Vec<(String, i16, Vec<i32>)>;
+
+    /// The topics and the next cursor.
+    fn page(resp: &DescribeTopicPartitionsResponse) -> (Topics, Option<(String, i32)>) {
         (
             resp.topics
                 .iter()
