@@ -365,9 +365,12 @@ async fn an_unreachable_bootstrap_times_out() {
     assert!(matches!(err, ClientError::Timeout { .. }), "{err:?}");
 }
 
+/// The DescribeTopicPartitions requests a scripted broker saw: the topics and the cursor.
+type PageRequests = Arc<Mutex<Vec<(Vec<String>, Option<(String, i32)>)>>>;
+
 /// A broker that pages DescribeTopicPartitions two partitions at a time over topics `a` (3
 /// partitions) and `b` (2), whatever limit the client asks for (a broker may cap it lower).
-fn paging_handler(requests: Arc<Mutex<Vec<(Vec<String>, Option<(String, i32)>)>>>) -> Handler {
+fn paging_handler(requests: PageRequests) -> Handler {
     use kafka_protocol::messages::describe_topic_partitions_response::{
         Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
     };
