@@ -1,7 +1,8 @@
 //! The cluster and log-dir admin APIs in a three-process cluster: every node answers
 //! DescribeLogDirs for the partitions placed on it (sizes equal its files on disk) and
 //! OffsetForLeaderEpoch for those only (NOT_LEADER_OR_FOLLOWER for the others); every node
-//! describes the same cluster; `cohort log-dirs` asks each broker and prints them all.
+//! describes the same cluster; `cohort log-dirs` and kafka-python's `describe_log_dirs` ask
+//! each broker; a librdkafka consumer resumes from committed epochs on every partition.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -278,4 +279,28 @@ fn every_node_describes_the_partitions_it_holds_and_the_same_cluster() {
         })
         .collect();
     assert_eq!(printed, expected);
+
+    // The standard clients over the whole cluster: kafka-python asks every broker for its log
+    // dirs; librdkafka validates committed positions at each partition's owner.
+    let out = common::python_script(
+        "admin_cluster_nodes.py",
+        &[&bootstrap, "spread", "3"],
+        Duration::from_secs(120),
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let dirs: serde_json::Value = expected
+        .iter()
+        .map(|(k, (broker, size))| (k.clone(), serde_json::json!([broker, size])))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    assert_eq!(got["log_dirs"], dirs);
+    let each = |v: i64| serde_json::json!([[0, v, 0], [1, v, 0], [2, v, 0]]);
+    assert_eq!(got["committed"], each(1));
+    assert_eq!(got["resumed"], each(1));
 }
