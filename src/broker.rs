@@ -6,7 +6,6 @@ use tokio::sync::watch;
 
 use crate::cluster::ClusterView;
 use crate::config::BrokerConfig;
-use crate::data::partition::LEADER_EPOCH;
 use crate::data::DataPlane;
 use crate::errors::BrokerError;
 use crate::topics::{
@@ -144,18 +143,15 @@ impl Broker {
         Ok(spec)
     }
 
-    /// Kafka's check of a client's known leader epoch (-1: none known) against ours.
-    pub fn check_leader_epoch(&self, client: i32) -> Result<(), BrokerError> {
+    /// Kafka's check of a client's known leader epoch against the partition's `current`
+    /// (`Partition.checkCurrentLeaderEpoch`): -1 means the client knows none and is not
+    /// checked; an older one is fenced, a newer one not known yet.
+    pub fn check_leader_epoch(&self, client: i32, current: i32) -> Result<(), BrokerError> {
         match client {
-            c if c < 0 || c == LEADER_EPOCH => Ok(()),
-            c if c > LEADER_EPOCH => Err(BrokerError::UnknownLeaderEpoch {
-                client: c,
-                current: LEADER_EPOCH,
-            }),
-            c => Err(BrokerError::FencedLeaderEpoch {
-                client: c,
-                current: LEADER_EPOCH,
-            }),
+            -1 => Ok(()),
+            c if c == current => Ok(()),
+            c if c > current => Err(BrokerError::UnknownLeaderEpoch { client: c, current }),
+            c => Err(BrokerError::FencedLeaderEpoch { client: c, current }),
         }
     }
 }

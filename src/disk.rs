@@ -26,6 +26,26 @@ use tokio::sync::watch;
 /// The gauge.
 pub const DISK_FULL: &str = "cohort_disk_full";
 
+/// The size of a filesystem, as Java's `FileStore` reports it to Kafka's DescribeLogDirs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilesystemSpace {
+    /// Every block of the filesystem (`getTotalSpace`: `f_blocks * f_frsize`).
+    pub total_bytes: u64,
+    /// What an unprivileged writer may still use (`getUsableSpace`: `f_bavail * f_frsize`):
+    /// the root-reserved blocks are not counted, as they are not Cohort's to fill.
+    pub usable_bytes: u64,
+}
+
+/// The size of the filesystem holding `path` (one `statvfs(2)`; it can block on a sick
+/// filesystem, so call it off the async threads).
+pub fn filesystem_space(path: &Path) -> std::io::Result<FilesystemSpace> {
+    let stat = rustix::fs::statvfs(path).map_err(std::io::Error::from)?;
+    Ok(FilesystemSpace {
+        total_bytes: stat.f_blocks.saturating_mul(stat.f_frsize),
+        usable_bytes: stat.f_bavail.saturating_mul(stat.f_frsize),
+    })
+}
+
 /// Every guard of one node.
 #[derive(Debug)]
 pub struct DiskSpace {
@@ -147,6 +167,15 @@ impl DiskSpace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filesystem_space_is_what_df_would_say() {
+        let dir = tempfile::tempdir().unwrap();
+        let space = filesystem_space(dir.path()).unwrap();
+        assert!(space.total_bytes > 0);
+        assert!(space.usable_bytes <= space.total_bytes);
+        assert!(filesystem_space(&dir.path().join("missing")).is_err());
+    }
 
     #[test]
     fn the_gauge_has_one_series_per_path_kind() {

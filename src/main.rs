@@ -37,6 +37,12 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Log directories: kafka-log-dirs.sh's flags and output.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    LogDirs {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     // --- end of operator tools ---
 }
 
@@ -48,6 +54,7 @@ fn main() -> ExitCode {
         Command::Cluster(args) => exit_code(cohort::cli::cluster::main(args)),
         Command::Groups { args } => exit_code(cohort::cli::groups::main(&args)),
         Command::Topics { args } => exit_code(cohort::cli::topics::main(&args)),
+        Command::LogDirs { args } => exit_code(cohort::cli::log_dirs::main(&args)),
     }
 }
 

@@ -169,6 +169,30 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 2,
     },
+    // Kafka 4.0 dropped DescribeLogDirs v0 (v1 repeats it) and the codec has none.
+    ApiRange {
+        key: ApiKey::DescribeLogDirs,
+        min: 1,
+        max: 4,
+    },
+    // Position validation after a leader change (KIP-320); Kafka 4.0 dropped v0-v1.
+    ApiRange {
+        key: ApiKey::OffsetForLeaderEpoch,
+        min: 2,
+        max: 4,
+    },
+    // v2 (Kafka 4.0, KIP-1073) adds fenced brokers; none is ever fenced here.
+    ApiRange {
+        key: ApiKey::DescribeCluster,
+        min: 0,
+        max: 2,
+    },
+    // What Kafka 4.x's Admin describeTopics (kafka-topics.sh --describe) asks, with paging.
+    ApiRange {
+        key: ApiKey::DescribeTopicPartitions,
+        min: 0,
+        max: 0,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -207,6 +231,9 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::IncrementalAlterConfigs => IncrementalAlterConfigsRequest::VERSIONS,
         ApiKey::CreatePartitions => CreatePartitionsRequest::VERSIONS,
         ApiKey::DeleteRecords => DeleteRecordsRequest::VERSIONS,
+        ApiKey::DescribeLogDirs => DescribeLogDirsRequest::VERSIONS,
+        ApiKey::OffsetForLeaderEpoch => OffsetForLeaderEpochRequest::VERSIONS,
+        ApiKey::DescribeTopicPartitions => DescribeTopicPartitionsRequest::VERSIONS,
         ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,

@@ -74,6 +74,33 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
                 .with_partition_data(vec![produce_request::PartitionProduceData::default()
                     .with_records(Some(Bytes::from_static(&[0u8; 24])))]),
         ])),
+        ApiKey::DescribeLogDirs => {
+            RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(Some(vec![
+                describe_log_dirs_request::DescribableLogDirTopic::default()
+                    .with_topic(TopicName(s("t")))
+                    .with_partitions(vec![0, 1]),
+            ])))
+        }
+        ApiKey::OffsetForLeaderEpoch => RequestKind::OffsetForLeaderEpoch(
+            OffsetForLeaderEpochRequest::default().with_topics(vec![
+                offset_for_leader_epoch_request::OffsetForLeaderTopic::default()
+                    .with_topic(TopicName(s("t")))
+                    .with_partitions(vec![
+                        offset_for_leader_epoch_request::OffsetForLeaderPartition::default(),
+                    ]),
+            ]),
+        ),
+        ApiKey::DescribeTopicPartitions => RequestKind::DescribeTopicPartitions(
+            DescribeTopicPartitionsRequest::default()
+                .with_topics(vec![
+                    describe_topic_partitions_request::TopicRequest::default()
+                        .with_name(TopicName(s("t"))),
+                ])
+                .with_cursor(Some(
+                    describe_topic_partitions_request::Cursor::default()
+                        .with_topic_name(TopicName(s("t"))),
+                )),
+        ),
         _ => return None,
     })
 }
@@ -195,6 +222,10 @@ impl DefaultFor for RequestKind {
             }
             ApiKey::CreatePartitions => RequestKind::CreatePartitions(Default::default()),
             ApiKey::DeleteRecords => RequestKind::DeleteRecords(Default::default()),
+            ApiKey::DescribeLogDirs => RequestKind::DescribeLogDirs(Default::default()),
+            ApiKey::DescribeTopicPartitions => {
+                RequestKind::DescribeTopicPartitions(Default::default())
+            }
             ApiKey::DescribeCluster => RequestKind::DescribeCluster(Default::default()),
             ApiKey::OffsetForLeaderEpoch => RequestKind::OffsetForLeaderEpoch(Default::default()),
             ApiKey::ConsumerGroupHeartbeat => {

@@ -1008,6 +1008,62 @@ fn admin_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
                     ])])
                 .with_timeout_ms(30_000),
         ),
+        ApiKey::DescribeLogDirs => {
+            RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(Some(vec![
+                describe_log_dirs_request::DescribableLogDirTopic::default()
+                    .with_topic(topic("orders"))
+                    .with_partitions(vec![0, 3]),
+                describe_log_dirs_request::DescribableLogDirTopic::default()
+                    .with_topic(topic("audit"))
+                    .with_partitions(vec![]),
+            ])))
+        }
+        ApiKey::OffsetForLeaderEpoch => {
+            let mut r = OffsetForLeaderEpochRequest::default().with_topics(vec![
+                offset_for_leader_epoch_request::OffsetForLeaderTopic::default()
+                    .with_topic(topic("orders"))
+                    .with_partitions(vec![
+                        offset_for_leader_epoch_request::OffsetForLeaderPartition::default()
+                            .with_partition(0)
+                            .with_current_leader_epoch(3)
+                            .with_leader_epoch(2),
+                        offset_for_leader_epoch_request::OffsetForLeaderPartition::default()
+                            .with_partition(4)
+                            .with_current_leader_epoch(-1)
+                            .with_leader_epoch(0),
+                    ]),
+            ]);
+            if v >= 3 {
+                r = r.with_replica_id(BrokerId(-1));
+            }
+            RequestKind::OffsetForLeaderEpoch(r)
+        }
+        ApiKey::DescribeCluster => {
+            let mut r =
+                DescribeClusterRequest::default().with_include_cluster_authorized_operations(true);
+            if v >= 1 {
+                r = r.with_endpoint_type(2);
+            }
+            if v >= 2 {
+                r = r.with_include_fenced_brokers(true);
+            }
+            RequestKind::DescribeCluster(r)
+        }
+        ApiKey::DescribeTopicPartitions => RequestKind::DescribeTopicPartitions(
+            DescribeTopicPartitionsRequest::default()
+                .with_topics(vec![
+                    describe_topic_partitions_request::TopicRequest::default()
+                        .with_name(topic("orders")),
+                    describe_topic_partitions_request::TopicRequest::default()
+                        .with_name(topic("audit")),
+                ])
+                .with_response_partition_limit(500)
+                .with_cursor(Some(
+                    describe_topic_partitions_request::Cursor::default()
+                        .with_topic_name(topic("audit"))
+                        .with_partition_index(3),
+                )),
+        ),
         _ => return None,
     })
 }
@@ -1113,6 +1169,118 @@ fn admin_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
                                 .with_error_code(1),
                         ]),
                 ]),
+        ),
+        ApiKey::DescribeLogDirs => {
+            let mut dir = describe_log_dirs_response::DescribeLogDirsResult::default()
+                .with_error_code(0)
+                .with_log_dir(s("/var/lib/cohort"))
+                .with_topics(vec![describe_log_dirs_response::DescribeLogDirsTopic::default()
+                    .with_name(topic("orders"))
+                    .with_partitions(vec![
+                        describe_log_dirs_response::DescribeLogDirsPartition::default()
+                            .with_partition_index(0)
+                            .with_partition_size(4096)
+                            .with_offset_lag(0)
+                            .with_is_future_key(false),
+                        describe_log_dirs_response::DescribeLogDirsPartition::default()
+                            .with_partition_index(3)
+                            .with_partition_size(0)
+                            .with_offset_lag(0)
+                            .with_is_future_key(false),
+                    ])]);
+            if v >= 4 {
+                dir = dir
+                    .with_total_bytes(1 << 40)
+                    .with_usable_bytes(1 << 39);
+            }
+            let mut r = DescribeLogDirsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_results(vec![dir]);
+            if v >= 3 {
+                r = r.with_error_code(0);
+            }
+            ResponseKind::DescribeLogDirs(r)
+        }
+        ApiKey::OffsetForLeaderEpoch => ResponseKind::OffsetForLeaderEpoch(
+            OffsetForLeaderEpochResponse::default()
+                .with_throttle_time_ms(0)
+                .with_topics(vec![
+                    offset_for_leader_epoch_response::OffsetForLeaderTopicResult::default()
+                        .with_topic(topic("orders"))
+                        .with_partitions(vec![
+                            offset_for_leader_epoch_response::EpochEndOffset::default()
+                                .with_error_code(0)
+                                .with_partition(0)
+                                .with_leader_epoch(2)
+                                .with_end_offset(1200),
+                            offset_for_leader_epoch_response::EpochEndOffset::default()
+                                .with_error_code(74)
+                                .with_partition(4)
+                                .with_leader_epoch(-1)
+                                .with_end_offset(-1),
+                        ]),
+                ]),
+        ),
+        ApiKey::DescribeCluster => {
+            let broker = |id: i32, rack: Option<&str>| {
+                let b = describe_cluster_response::DescribeClusterBroker::default()
+                    .with_broker_id(BrokerId(id))
+                    .with_host(s("10.0.0.7"))
+                    .with_port(9092 + id)
+                    .with_rack(rack.map(s));
+                if v >= 2 {
+                    b.with_is_fenced(id == 3)
+                } else {
+                    b
+                }
+            };
+            let mut r = DescribeClusterResponse::default()
+                .with_throttle_time_ms(0)
+                .with_error_code(0)
+                .with_error_message(None)
+                .with_cluster_id(s("Lk8V1cfsQbWnVKUmA0KbJA"))
+                .with_controller_id(BrokerId(2))
+                .with_brokers(vec![broker(1, Some("r1")), broker(2, None), broker(3, None)])
+                .with_cluster_authorized_operations(4000);
+            if v >= 1 {
+                r = r.with_endpoint_type(1);
+            }
+            ResponseKind::DescribeCluster(r)
+        }
+        ApiKey::DescribeTopicPartitions => ResponseKind::DescribeTopicPartitions(
+            DescribeTopicPartitionsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_topics(vec![
+                    describe_topic_partitions_response::DescribeTopicPartitionsResponseTopic::default()
+                        .with_error_code(0)
+                        .with_name(Some(topic("audit")))
+                        .with_topic_id(uuid(5))
+                        .with_is_internal(false)
+                        .with_partitions(vec![
+                            describe_topic_partitions_response::DescribeTopicPartitionsResponsePartition::default()
+                                .with_error_code(0)
+                                .with_partition_index(3)
+                                .with_leader_id(BrokerId(2))
+                                .with_leader_epoch(0)
+                                .with_replica_nodes(vec![BrokerId(2)])
+                                .with_isr_nodes(vec![BrokerId(2)])
+                                .with_eligible_leader_replicas(Some(vec![]))
+                                .with_last_known_elr(None)
+                                .with_offline_replicas(vec![]),
+                        ])
+                        .with_topic_authorized_operations(3576),
+                    describe_topic_partitions_response::DescribeTopicPartitionsResponseTopic::default()
+                        .with_error_code(3)
+                        .with_name(Some(topic("gone")))
+                        .with_topic_id(uuid::Uuid::nil())
+                        .with_is_internal(false)
+                        .with_topic_authorized_operations(3576),
+                ])
+                .with_next_cursor(Some(
+                    describe_topic_partitions_response::Cursor::default()
+                        .with_topic_name(topic("orders"))
+                        .with_partition_index(0),
+                )),
         ),
         _ => return None,
     })

@@ -2,4 +2,5 @@
 
 pub mod cluster;
 pub mod groups;
+pub mod log_dirs;
 pub mod topics;

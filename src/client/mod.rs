@@ -13,6 +13,7 @@ pub mod connection;
 pub mod consumer_protocol;
 pub mod error;
 pub mod groups;
+pub mod log_dirs;
 pub mod offsets;
 pub mod topics;
 pub mod types;

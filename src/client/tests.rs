@@ -364,3 +364,114 @@ async fn an_unreachable_bootstrap_times_out() {
         .unwrap_err();
     assert!(matches!(err, ClientError::Timeout { .. }), "{err:?}");
 }
+
+/// The DescribeTopicPartitions requests a scripted broker saw: the topics and the cursor.
+type PageRequests = Arc<Mutex<Vec<(Vec<String>, Option<(String, i32)>)>>>;
+
+/// A broker that pages DescribeTopicPartitions two partitions at a time over topics `a` (3
+/// partitions) and `b` (2), whatever limit the client asks for (a broker may cap it lower).
+fn paging_handler(requests: PageRequests) -> Handler {
+    use kafka_protocol::messages::describe_topic_partitions_response::{
+        Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
+    };
+    Arc::new(move |_h, req| match req {
+        RequestKind::ApiVersions(_) => Reply::Respond(ResponseKind::ApiVersions(api_versions(&[
+            (ApiKey::ApiVersions, 0, 4),
+            (ApiKey::Metadata, 0, 12),
+            (ApiKey::DescribeTopicPartitions, 0, 0),
+        ]))),
+        RequestKind::DescribeTopicPartitions(r) => {
+            let names: Vec<String> = r.topics.iter().map(|t| t.name.0.to_string()).collect();
+            let cursor = r
+                .cursor
+                .as_ref()
+                .map(|c| (c.topic_name.0.to_string(), c.partition_index));
+            requests
+                .lock()
+                .unwrap()
+                .push((names.clone(), cursor.clone()));
+            let counts = [("a", 3), ("b", 2)];
+            let mut room = 2;
+            let mut topics = Vec::new();
+            let mut next = None;
+            for name in &names {
+                let Some((_, count)) = counts.iter().find(|(n, _)| n == name) else {
+                    topics.push(
+                        DescribeTopicPartitionsResponseTopic::default()
+                            .with_name(Some(TopicName(StrBytes::from_string(name.clone()))))
+                            .with_error_code(3),
+                    );
+                    continue;
+                };
+                if room == 0 {
+                    next = Some((name.clone(), 0));
+                    break;
+                }
+                let start = match &cursor {
+                    Some((t, p)) if t == name => *p,
+                    _ => 0,
+                };
+                let upper = (*count).min(start + room);
+                topics.push(
+                    DescribeTopicPartitionsResponseTopic::default()
+                        .with_name(Some(TopicName(StrBytes::from_string(name.clone()))))
+                        .with_partitions(
+                            (start..upper)
+                                .map(|p| {
+                                    DescribeTopicPartitionsResponsePartition::default()
+                                        .with_partition_index(p)
+                                        .with_leader_id(BrokerId(1))
+                                        .with_replica_nodes(vec![BrokerId(1)])
+                                        .with_isr_nodes(vec![BrokerId(1)])
+                                        .with_eligible_leader_replicas(Some(vec![]))
+                                        .with_last_known_elr(Some(vec![]))
+                                })
+                                .collect(),
+                        ),
+                );
+                room -= upper - start;
+                if upper < *count {
+                    next = Some((name.clone(), upper));
+                    break;
+                }
+            }
+            Reply::Respond(ResponseKind::DescribeTopicPartitions(
+                DescribeTopicPartitionsResponse::default()
+                    .with_topics(topics)
+                    .with_next_cursor(next.map(|(t, p)| {
+                        Cursor::default()
+                            .with_topic_name(TopicName(StrBytes::from_string(t)))
+                            .with_partition_index(p)
+                    })),
+            ))
+        }
+        other => panic!("unexpected {other:?}"),
+    })
+}
+
+#[tokio::test]
+async fn describe_topics_follows_describe_topic_partitions_cursors() {
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let broker = scripted(paging_handler(requests.clone())).await;
+    let mut admin = admin_for(broker.addr, 5_000);
+    let names = ["b".to_string(), "zz".to_string(), "a".to_string()];
+    let described = admin.describe_topics(&names).await.unwrap();
+    let a = described["a"].as_ref().unwrap();
+    let b = described["b"].as_ref().unwrap();
+    let indexes = |d: &super::topics::TopicDescription| {
+        d.partitions.iter().map(|p| p.partition).collect::<Vec<_>>()
+    };
+    assert_eq!((indexes(a), indexes(b)), (vec![0, 1, 2], vec![0, 1]));
+    assert_eq!(a.partitions[0].elr, Some(vec![]));
+    assert_eq!(described["zz"].as_ref().unwrap_err().code, 3);
+    // Sorted names; each next page from the cursor's topic on, at the cursor's partition.
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        *requests.lock().unwrap(),
+        vec![
+            (s(&["a", "b", "zz"]), None),
+            (s(&["a", "b", "zz"]), Some(("a".to_string(), 2))),
+            (s(&["b", "zz"]), Some(("b".to_string(), 1))),
+        ]
+    );
+}

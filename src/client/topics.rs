@@ -1,6 +1,7 @@
-//! Topic operations of the Admin client, as `kafka-topics.sh` uses them: list and describe
-//! through Metadata, read topic configs through DescribeConfigs (when the broker has it),
-//! create and delete at the controller.
+//! Topic operations of the Admin client, as `kafka-topics.sh` uses them: list through Metadata,
+//! describe through DescribeTopicPartitions paged as Kafka 4.x's Admin pages it (Metadata when
+//! the broker does not offer it), read topic configs through DescribeConfigs (when the broker
+//! has it), create and delete at the controller.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +11,9 @@ use kafka_protocol::messages::{
     },
     delete_topics_request::{DeleteTopicState, DeleteTopicsRequest},
     describe_configs_request::{DescribeConfigsRequest, DescribeConfigsResource},
+    describe_topic_partitions_request::{
+        Cursor as RequestCursor, DescribeTopicPartitionsRequest, TopicRequest,
+    },
     ApiKey, BrokerId, TopicName,
 };
 use kafka_protocol::protocol::StrBytes;
@@ -17,6 +21,12 @@ use kafka_protocol::protocol::StrBytes;
 use super::admin::Admin;
 use super::error::{ClientError, ClientResult, KafkaError, NONE, UNKNOWN_TOPIC_OR_PARTITION};
 use super::types::NodeId;
+
+/// Partitions per DescribeTopicPartitions response (Kafka's `partitionSizeLimitPerResponse`
+/// default).
+const PARTITIONS_PER_PAGE: i32 = 2000;
+/// Most DescribeTopicPartitions pages one call reads (every page carries a partition).
+const MAX_PAGES: usize = 100_000;
 
 /// DescribeConfigs resource type of topics.
 const RESOURCE_TYPE_TOPIC: i8 = 2;
@@ -35,6 +45,11 @@ pub struct PartitionInfo {
     pub replicas: Vec<NodeId>,
     /// In-sync replica node ids.
     pub isr: Vec<NodeId>,
+    /// Eligible leader replicas (KIP-966), when the broker reports them (DescribeTopicPartitions;
+    /// Metadata does not).
+    pub elr: Option<Vec<NodeId>>,
+    /// The last known eligible leader replicas, likewise.
+    pub last_known_elr: Option<Vec<NodeId>>,
 }
 
 /// A topic as Metadata describes it.
@@ -86,7 +101,8 @@ impl Admin {
         .await
     }
 
-    /// Metadata for the named topics.
+    /// The named topics, by DescribeTopicPartitions when the broker offers it (as Kafka 4.x's
+    /// Admin does), else by Metadata.
     pub async fn describe_topics(
         &mut self,
         names: &[String],
@@ -96,6 +112,15 @@ impl Admin {
             let mut out = BTreeMap::new();
             if names.is_empty() {
                 return Ok(out);
+            }
+            let addr = self.any_broker().await?;
+            if self
+                .broker_versions(&addr)
+                .await?
+                .range(ApiKey::DescribeTopicPartitions)
+                .is_some()
+            {
+                return self.describe_topic_partitions(&addr, names).await;
             }
             let metadata = self.metadata(Some(names)).await?;
             for name in names {
@@ -118,6 +143,8 @@ impl Admin {
                                 leader: (p.leader_id.0 >= 0).then_some(NodeId(p.leader_id.0)),
                                 replicas: p.replica_nodes.iter().map(|b| NodeId(b.0)).collect(),
                                 isr: p.isr_nodes.iter().map(|b| NodeId(b.0)).collect(),
+                                elr: None,
+                                last_known_elr: None,
                             })
                             .collect();
                         partitions.sort_by_key(|p| p.partition);
@@ -134,6 +161,101 @@ impl Admin {
             Ok(out)
         })
         .await
+    }
+
+    /// Kafka's `handleDescribeTopicsByNamesWithDescribeTopicPartitionsApi`: the names sorted,
+    /// pages of at most [`PARTITIONS_PER_PAGE`] partitions, each next page asking for the topics
+    /// from the cursor's on, the cursor's topic from its next partition.
+    async fn describe_topic_partitions(
+        &mut self,
+        addr: &str,
+        names: &[String],
+    ) -> ClientResult<BTreeMap<String, Result<TopicDescription, KafkaError>>> {
+        let version = self
+            .broker_versions(addr)
+            .await?
+            .pick(ApiKey::DescribeTopicPartitions)?;
+        let mut pending: Vec<String> = names.to_vec();
+        pending.sort();
+        pending.dedup();
+        let mut out: BTreeMap<String, Result<TopicDescription, KafkaError>> = BTreeMap::new();
+        let mut cursor: Option<(String, i32)> = None;
+        for _ in 0..MAX_PAGES {
+            let request = DescribeTopicPartitionsRequest::default()
+                .with_topics(
+                    pending
+                        .iter()
+                        .map(|n| {
+                            TopicRequest::default()
+                                .with_name(TopicName(StrBytes::from_string(n.clone())))
+                        })
+                        .collect(),
+                )
+                .with_response_partition_limit(PARTITIONS_PER_PAGE)
+                .with_cursor(cursor.as_ref().map(|(t, p)| {
+                    RequestCursor::default()
+                        .with_topic_name(TopicName(StrBytes::from_string(t.clone())))
+                        .with_partition_index(*p)
+                }));
+            let response = self.send_at(addr, &request, version).await?;
+            for t in &response.topics {
+                let Some(name) = t.name.as_ref().map(|n| n.0.to_string()) else {
+                    continue;
+                };
+                if t.error_code != NONE {
+                    out.insert(name, Err(KafkaError::new(t.error_code)));
+                    continue;
+                }
+                let partitions = t.partitions.iter().map(|p| PartitionInfo {
+                    partition: p.partition_index,
+                    leader: (p.leader_id.0 >= 0).then_some(NodeId(p.leader_id.0)),
+                    replicas: p.replica_nodes.iter().map(|b| NodeId(b.0)).collect(),
+                    isr: p.isr_nodes.iter().map(|b| NodeId(b.0)).collect(),
+                    elr: p
+                        .eligible_leader_replicas
+                        .as_ref()
+                        .map(|v| v.iter().map(|b| NodeId(b.0)).collect()),
+                    last_known_elr: p
+                        .last_known_elr
+                        .as_ref()
+                        .map(|v| v.iter().map(|b| NodeId(b.0)).collect()),
+                });
+                match out.get_mut(&name) {
+                    Some(Ok(d)) => d.partitions.extend(partitions),
+                    _ => {
+                        out.insert(
+                            name.clone(),
+                            Ok(TopicDescription {
+                                name,
+                                topic_id: *t.topic_id.as_bytes(),
+                                is_internal: t.is_internal,
+                                partitions: partitions.collect(),
+                            }),
+                        );
+                    }
+                }
+            }
+            let Some(next) = response.next_cursor else {
+                for name in &pending {
+                    out.entry(name.clone()).or_insert_with(|| {
+                        Err(KafkaError::with_message(
+                            UNKNOWN_TOPIC_OR_PARTITION,
+                            Some(format!("Topic {name} not found.")),
+                        ))
+                    });
+                }
+                for d in out.values_mut().flatten() {
+                    d.partitions.sort_by_key(|p| p.partition);
+                }
+                return Ok(out);
+            };
+            let from = next.topic_name.0.to_string();
+            pending.retain(|n| *n >= from);
+            cursor = Some((from, next.partition_index));
+        }
+        Err(ClientError::Config(format!(
+            "DescribeTopicPartitions did not finish in {MAX_PAGES} pages"
+        )))
     }
 
     /// The config entries of each topic, or `None` when the broker has no DescribeConfigs.

@@ -28,6 +28,9 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::CreateTopics => (2, 7),
         ApiKey::DeleteTopics => (1, 6),
         ApiKey::DescribeConfigs => (1, 4),
+        ApiKey::DescribeCluster => (0, 2),
+        ApiKey::DescribeLogDirs => (1, 4),
+        ApiKey::DescribeTopicPartitions => (0, 0),
         _ => return None,
     })
 }

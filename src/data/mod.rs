@@ -18,10 +18,12 @@
 //! Until then a partition whose directory belongs to another incarnation of its topic is not
 //! served (retriable NOT_LEADER_OR_FOLLOWER) rather than overwritten.
 
+pub mod epochs;
 pub mod partition;
 pub mod producers;
 pub mod reconcile;
 pub mod records;
+pub mod sizes;
 pub mod timestamp_lookup;
 
 use std::collections::HashMap;
@@ -78,6 +80,19 @@ pub struct DataPlane {
     open_files: compaction::OpenFiles,
     /// The guards every partition log is opened under.
     space: Option<DataSpace>,
+}
+
+/// A partition placed on this node, as [`DataPlane::held_partitions`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldPartition {
+    /// Topic name.
+    pub topic: String,
+    /// The topic's id: the directory is this partition's only if its marker says so.
+    pub topic_id: uuid::Uuid,
+    /// Partition index.
+    pub index: i32,
+    /// Where its data lives (it may not exist yet).
+    pub dir: PathBuf,
 }
 
 /// Bounds of the data plane.
@@ -148,6 +163,27 @@ impl DataPlane {
 
     fn partition_dir(&self, topic: &str, index: i32) -> PathBuf {
         self.topics_dir.join(format!("{topic}-{index}"))
+    }
+
+    /// Every partition the catalog places on this node, opened or not, in topic-name and index
+    /// order, with the directory its data lives in.
+    pub fn held_partitions(&self) -> Vec<HeldPartition> {
+        let mut topics = self.catalog.topics();
+        topics.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut out = Vec::new();
+        for spec in topics {
+            for (index, assignment) in (0..).zip(&spec.partitions) {
+                if assignment.leader() == self.local_node {
+                    out.push(HeldPartition {
+                        topic: spec.name.clone(),
+                        topic_id: spec.id,
+                        index,
+                        dir: self.partition_dir(&spec.name, index),
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Call once this node's catalog is at least as new as the leader's commit index of the

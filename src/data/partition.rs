@@ -4,7 +4,7 @@
 //! ```text
 //!  append(batch)                        (writer lock held)
 //!    producer check ─ duplicate ──────> original offsets, nothing written
-//!    rebase: base offset := log end, leader epoch := 0 (in place, CRC untouched)
+//!    rebase: base offset := log end, leader epoch := LEADER_EPOCH (in place, CRC untouched)
 //!    log.append(one entry = the whole batch, as it came)
 //!                                       (writer lock released)
 //!    fsync mode: log.sync_to(end) ── group commit with every concurrent appender
@@ -24,12 +24,16 @@ use protocol::batch::{self, BatchError, BatchHeader};
 use tokio::sync::watch;
 use uuid::Uuid;
 
+use super::epochs::{self, LeaderEpochCache};
 use super::producers::{ProducerStates, SequenceError, Verdict};
 use super::records::FetchRecords;
 use crate::topics::{TopicConfigs, TopicSpec};
 
-/// The leader epoch written into batches and reported in Metadata: leadership never moves
-/// while partitions have one replica.
+/// The leader epoch written into batches, reported in Metadata, DescribeTopicPartitions and
+/// ListOffsets, checked in Fetch and ListOffsets and answered by OffsetForLeaderEpoch:
+/// leadership never moves while partitions have one replica, so every partition is in its
+/// first epoch (decision 0124). The epochs of a partition's log are read back from its
+/// batches at open (`epochs`), so data written under other epochs would be answered right.
 pub const LEADER_EPOCH: i32 = 0;
 /// Bytes of the log tail replayed at open to rebuild producer state.
 const PRODUCER_STATE_REPLAY_BYTES: u64 = 64 << 20;
@@ -163,6 +167,9 @@ pub struct Partition {
     /// used); the log start is the larger of it and the first segment's base. The lock also
     /// serializes DeleteRecords calls.
     deleted_before: Mutex<i64>,
+    /// Which epoch starts where in the log (OffsetForLeaderEpoch); rebuilt from the batches at
+    /// open, ending with [`LEADER_EPOCH`] assigned at the log end as the partition is taken.
+    epochs: Mutex<LeaderEpochCache>,
 }
 
 /// What a partition takes from its topic's configs.
@@ -250,6 +257,8 @@ impl Partition {
         let mut producers = ProducerStates::default();
         replay_producers(&log, &mut producers)?;
         let end = from_offset(log.next_offset());
+        let mut epochs = epochs::rebuild(&log)?;
+        epochs.assign(LEADER_EPOCH, end);
         let (high_watermark, _) = watch::channel(end);
         Ok(Partition {
             topic: spec.name.clone(),
@@ -262,6 +271,7 @@ impl Partition {
             sync_before_ack,
             settings: RwLock::new(Settings::of(configs)),
             deleted_before: Mutex::new(deleted_before),
+            epochs: Mutex::new(epochs),
         })
     }
 
@@ -347,6 +357,31 @@ impl Partition {
         tracing::info!(topic = %self.topic, partition = self.index, log_start = target,
             segments = deleted.segments, "records deleted");
         Ok(self.log_start_offset())
+    }
+
+    /// The partition's current leader epoch (the one its appends write).
+    pub fn leader_epoch(&self) -> i32 {
+        LEADER_EPOCH
+    }
+
+    /// The epochs as of now, with what lies below the log start collapsed into it.
+    fn epochs(&self) -> std::sync::MutexGuard<'_, LeaderEpochCache> {
+        let log_start = self.log_start_offset();
+        let mut epochs = self.epochs.lock().unwrap_or_else(|e| e.into_inner());
+        epochs.truncate_from_start(log_start);
+        epochs
+    }
+
+    /// OffsetForLeaderEpoch: the largest epoch ≤ `requested` and the offset it ends at (the
+    /// log end for the current epoch), or `None` (Kafka's -1, -1).
+    pub fn end_offset_for_epoch(&self, requested: i32) -> Option<(i32, i64)> {
+        let log_end = self.log_end_offset();
+        self.epochs().end_offset_for(requested, log_end)
+    }
+
+    /// The epoch the record at `offset` was written in (ListOffsets reports it).
+    pub fn epoch_for_offset(&self, offset: i64) -> Option<i32> {
+        self.epochs().epoch_for_offset(offset)
     }
 
     /// Offset the next batch will get.

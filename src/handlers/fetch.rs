@@ -27,6 +27,7 @@ use protocol::ErrorCode;
 use tokio::sync::watch;
 
 use super::RequestContext;
+use crate::data::partition::LEADER_EPOCH;
 use crate::data::{FetchRecords, Partition, ReadBatches};
 use crate::errors::{to_kafka_error, BrokerError};
 
@@ -101,7 +102,10 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
     for t in req.topics {
         topic_order.push((t.topic.clone(), t.partitions.len()));
         for p in t.partitions {
-            let partition = match ctx.broker.check_leader_epoch(p.current_leader_epoch) {
+            let partition = match ctx
+                .broker
+                .check_leader_epoch(p.current_leader_epoch, LEADER_EPOCH)
+            {
                 Ok(()) => ctx
                     .broker
                     .data

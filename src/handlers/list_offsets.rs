@@ -1,6 +1,8 @@
 //! ListOffsets (2), v1–v7: earliest (-2), latest (-1), max timestamp (-3, v7) and by
 //! timestamp through the time index, answering the *record's* offset inside a batch (the
-//! batch is looked into, decompressed if needed).
+//! batch is looked into, decompressed if needed). The leader epoch answered (v4+) is the one
+//! the offset was written in, from the partition's epoch cache (latest: the current epoch),
+//! as Kafka's `UnifiedLog.fetchOffsetByTimestamp` answers it.
 
 use std::collections::HashMap;
 
@@ -10,7 +12,6 @@ use kafka_protocol::messages::list_offsets_response::{
 use kafka_protocol::messages::{ListOffsetsRequest, ListOffsetsResponse};
 
 use super::RequestContext;
-use crate::data::partition::LEADER_EPOCH;
 use crate::data::Wanted;
 use crate::errors::{to_kafka_error, BrokerError};
 
@@ -44,10 +45,10 @@ pub async fn handle(ctx: &RequestContext, req: ListOffsetsRequest) -> ListOffset
             };
             let mut r = ListOffsetsPartitionResponse::default().with_partition_index(key.1);
             match result {
-                Ok((offset, timestamp)) => {
+                Ok((offset, timestamp, epoch)) => {
                     r = r.with_offset(offset).with_timestamp(timestamp);
                     if ctx.version >= 4 {
-                        r = r.with_leader_epoch(if offset >= 0 { LEADER_EPOCH } else { -1 });
+                        r = r.with_leader_epoch(epoch.unwrap_or(-1));
                     }
                 }
                 Err(e) => {
@@ -73,24 +74,32 @@ pub async fn handle(ctx: &RequestContext, req: ListOffsetsRequest) -> ListOffset
     ListOffsetsResponse::default().with_topics(topics)
 }
 
-/// `(offset, timestamp)`; `(-1, -1)` when no record qualifies.
+/// `(offset, timestamp, leader epoch)`; `(-1, -1, None)` when no record qualifies.
 async fn lookup(
     ctx: &RequestContext,
     topic: &str,
     index: i32,
     leader_epoch: i32,
     timestamp: i64,
-) -> Result<(i64, i64), BrokerError> {
-    ctx.broker.check_leader_epoch(leader_epoch)?;
+) -> Result<(i64, i64, Option<i32>), BrokerError> {
     if timestamp == MAX_TIMESTAMP && ctx.version < 7 {
         return Err(BrokerError::Unsupported(
             "max timestamp lookups need ListOffsets v7".into(),
         ));
     }
     let partition = ctx.broker.data.partition(topic, index).await?;
+    ctx.broker
+        .check_leader_epoch(leader_epoch, partition.leader_epoch())?;
     match timestamp {
-        EARLIEST => Ok((partition.log_start_offset(), -1)),
-        LATEST => Ok((partition.high_watermark(), -1)),
+        EARLIEST => {
+            let start = partition.log_start_offset();
+            Ok((start, -1, partition.epoch_for_offset(start)))
+        }
+        LATEST => Ok((
+            partition.high_watermark(),
+            -1,
+            Some(partition.leader_epoch()),
+        )),
         _ => {
             let wanted = if timestamp == MAX_TIMESTAMP {
                 Wanted::MaxTimestamp
@@ -101,9 +110,11 @@ async fn lookup(
                 .broker
                 .data
                 .timestamp_lookups()
-                .lookup(partition, wanted)
+                .lookup(std::sync::Arc::clone(&partition), wanted)
                 .await?;
-            Ok(found.map_or((-1, -1), |r| (r.offset, r.timestamp)))
+            Ok(found.map_or((-1, -1, None), |r| {
+                (r.offset, r.timestamp, partition.epoch_for_offset(r.offset))
+            }))
         }
     }
 }

@@ -13,18 +13,19 @@ use protocol::ErrorCode;
 use uuid::Uuid;
 
 use super::RequestContext;
+use crate::data::partition::LEADER_EPOCH;
 use crate::errors::{to_kafka_error, BrokerError};
 use crate::topics::{NewTopic, TopicSpec};
 
 /// Kafka's "authorized operations" when not asked for.
-const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
+pub(crate) const OPERATIONS_NOT_REQUESTED: i32 = i32::MIN;
 /// Without ACLs every topic operation is allowed: READ(3), WRITE(4), CREATE(5), DELETE(6),
 /// ALTER(7), DESCRIBE(8), DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11), as Kafka's bit set.
-const ALL_TOPIC_OPERATIONS: i32 =
+pub(crate) const ALL_TOPIC_OPERATIONS: i32 =
     (1 << 3) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 10) | (1 << 11);
 /// Cluster operations likewise: CREATE(5), ALTER(7), DESCRIBE(8), CLUSTER_ACTION(9),
 /// DESCRIBE_CONFIGS(10), ALTER_CONFIGS(11), IDEMPOTENT_WRITE(12).
-const ALL_CLUSTER_OPERATIONS: i32 =
+pub(crate) const ALL_CLUSTER_OPERATIONS: i32 =
     (1 << 5) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12);
 /// Most topics one request may name; more is refused per topic with INVALID_REQUEST.
 const MAX_TOPICS_PER_REQUEST: usize = 10_000;
@@ -212,7 +213,7 @@ fn topic_metadata(
                 );
             }
             if v >= 7 {
-                p = p.with_leader_epoch(0);
+                p = p.with_leader_epoch(LEADER_EPOCH);
             }
             p
         })

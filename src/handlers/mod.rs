@@ -26,8 +26,11 @@ pub mod create_topics;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_log_dirs;
+pub mod describe_topic_partitions;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod group_common;
@@ -44,6 +47,7 @@ pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
 pub mod offset_fetch;
+pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 
@@ -174,6 +178,18 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::DeleteRecords(r) => {
             ResponseKind::DeleteRecords(delete_records::handle(ctx, r).await)
         }
+        RequestKind::DescribeLogDirs(r) => {
+            ResponseKind::DescribeLogDirs(describe_log_dirs::handle(ctx, r).await)
+        }
+        RequestKind::DescribeCluster(r) => {
+            ResponseKind::DescribeCluster(describe_cluster::handle(ctx, r))
+        }
+        RequestKind::DescribeTopicPartitions(r) => {
+            ResponseKind::DescribeTopicPartitions(describe_topic_partitions::handle(ctx, r).await)
+        }
+        RequestKind::OffsetForLeaderEpoch(r) => {
+            ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(ctx, r).await)
+        }
         // `decode_request` only yields APIs listed in `protocol::SUPPORTED_APIS`, and each of
         // them has an arm above; `dispatch_covers_every_served_api` holds that invariant.
         _ => return Err(NotServed(api_name(ctx.api_key))),
@@ -210,6 +226,10 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::AlterConfigs => "AlterConfigs",
         ApiKey::CreatePartitions => "CreatePartitions",
         ApiKey::DeleteRecords => "DeleteRecords",
+        ApiKey::DescribeLogDirs => "DescribeLogDirs",
+        ApiKey::OffsetForLeaderEpoch => "OffsetForLeaderEpoch",
+        ApiKey::DescribeCluster => "DescribeCluster",
+        ApiKey::DescribeTopicPartitions => "DescribeTopicPartitions",
         _ => "Other",
     }
 }
@@ -344,6 +364,18 @@ pub(crate) mod test_support {
                 RequestKind::CreatePartitions(CreatePartitionsRequest::default())
             }
             ApiKey::DeleteRecords => RequestKind::DeleteRecords(DeleteRecordsRequest::default()),
+            ApiKey::DescribeLogDirs => {
+                RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default())
+            }
+            ApiKey::OffsetForLeaderEpoch => {
+                RequestKind::OffsetForLeaderEpoch(OffsetForLeaderEpochRequest::default())
+            }
+            ApiKey::DescribeCluster => {
+                RequestKind::DescribeCluster(DescribeClusterRequest::default())
+            }
+            ApiKey::DescribeTopicPartitions => {
+                RequestKind::DescribeTopicPartitions(DescribeTopicPartitionsRequest::default())
+            }
             other => panic!("add a default request for {other:?}"),
         }
     }

@@ -32,18 +32,25 @@ fn ids(nodes: &[crate::client::NodeId]) -> String {
         .join(",")
 }
 
-/// One partition line. Metadata carries no eligible leader replicas, so ELR columns read `N/A`
-/// as Kafka's tool prints them when the broker does not report them.
+/// The ELR columns: the list, or `N/A` when the broker did not report one (Metadata), as
+/// Kafka's tool prints them.
+fn elr(nodes: Option<&Vec<crate::client::NodeId>>) -> String {
+    nodes.map_or_else(|| "N/A".to_string(), |n| ids(n))
+}
+
+/// One partition line.
 pub fn partition_line(topic: &str, p: &PartitionInfo) -> String {
     let leader = p
         .leader
         .map(|l| l.0.to_string())
         .unwrap_or_else(|| "none".to_string());
     format!(
-        "\tTopic: {topic}\tPartition: {}\tLeader: {leader}\tReplicas: {}\tIsr: {}\tElr: N/A\tLastKnownElr: N/A\n",
+        "\tTopic: {topic}\tPartition: {}\tLeader: {leader}\tReplicas: {}\tIsr: {}\tElr: {}\tLastKnownElr: {}\n",
         p.partition,
         ids(&p.replicas),
-        ids(&p.isr)
+        ids(&p.isr),
+        elr(p.elr.as_ref()),
+        elr(p.last_known_elr.as_ref())
     )
 }
 
@@ -72,10 +79,22 @@ mod tests {
             leader: Some(NodeId(1)),
             replicas: vec![NodeId(1), NodeId(2)],
             isr: vec![NodeId(1)],
+            elr: None,
+            last_known_elr: None,
         };
         assert_eq!(
             partition_line("t", &p),
             "\tTopic: t\tPartition: 2\tLeader: 1\tReplicas: 1,2\tIsr: 1\tElr: N/A\tLastKnownElr: N/A\n"
+        );
+        // DescribeTopicPartitions reports the lists, empty without ELR.
+        let reported = PartitionInfo {
+            elr: Some(vec![]),
+            last_known_elr: Some(vec![NodeId(2)]),
+            ..p.clone()
+        };
+        assert_eq!(
+            partition_line("t", &reported),
+            "\tTopic: t\tPartition: 2\tLeader: 1\tReplicas: 1,2\tIsr: 1\tElr: \tLastKnownElr: 2\n"
         );
         let none = PartitionInfo { leader: None, ..p };
         assert!(partition_line("t", &none).contains("\tLeader: none\t"));
