@@ -62,6 +62,22 @@ async fn next_producer_id<A: Application>(node: &MetaNode<A>, get: impl Fn(&A) -
     node.read_local(|applied| get(&applied.app))
 }
 
+/// `write_via_leader`, following an election that is still going on: NOT_LEADER means nothing
+/// was written (openraft refuses before appending), so the write is tried again, as a client
+/// does, for up to 10 s.
+async fn write_following_elections<A: Application>(node: &MetaNode<A>, command: Bytes) -> Bytes {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match node.write_via_leader(command.clone()).await {
+            Ok(reply) => return reply,
+            Err(WriteError::NotLeader { .. }) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("write failed: {e}"),
+        }
+    }
+}
+
 async fn wait_halted<A: Application>(node: &MetaNode<A>) -> ApplyHalted {
     wait_for("the apply loop to halt", Duration::from_secs(10), || {
         node.apply_halted().is_some()
@@ -242,7 +258,7 @@ async fn older_replica_halts_and_the_others_go_on() {
             .max()
             .unwrap()
     };
-    n1.write_via_leader(init_cluster("c-1")).await.unwrap();
+    write_following_elections(&n1, init_cluster("c-1")).await;
     let agreed = applied();
     wait_for("node 3 to catch up", Duration::from_secs(10), || {
         n3.status().applied_index >= Some(agreed)
@@ -250,7 +266,7 @@ async fn older_replica_halts_and_the_others_go_on() {
     .await;
 
     // A command the older node does not know, then more commands.
-    let reply = AppReply::decode(&n1.write_via_leader(allocate(50)).await.unwrap()).unwrap();
+    let reply = AppReply::decode(&write_following_elections(&n1, allocate(50)).await).unwrap();
     assert_eq!(reply, AppReply::ProducerIds { first: 0 });
     let halted = wait_halted(&n3).await;
     assert!(
@@ -258,7 +274,7 @@ async fn older_replica_halts_and_the_others_go_on() {
         "{halted}"
     );
     for _ in 0..5 {
-        n1.write_via_leader(allocate(1)).await.unwrap();
+        write_following_elections(&n1, allocate(1)).await;
     }
     let last = applied();
     wait_for(
