@@ -140,26 +140,8 @@ fn state(h: &Harness) -> TxnState {
         .state
 }
 
-/// OffsetFetch of `TOPIC`/`partition` with `require_stable`: (offset, error).
 fn fetch_stable(h: &mut Harness, partition: i32) -> (i64, Option<ErrorKind>) {
-    let out = h.read(ReadCommand::FetchOffsets(FetchOffsets {
-        api_version: ApiVersion(8),
-        groups: vec![FetchGroup {
-            group_id: GROUP.into(),
-            topics: Some(vec![FetchTopic {
-                name: TOPIC.into(),
-                partitions: vec![PartitionIndex(partition)],
-            }]),
-            member_id: None,
-            member_epoch: -1,
-        }],
-        require_stable: true,
-    }));
-    let Reply::Fetch(r) = out.reply else {
-        panic!("expected a fetch reply")
-    };
-    let p = &r.groups[0].topics[0].partitions[0];
-    (p.offset.0, p.error)
+    h.fetch_stable(GROUP, partition)
 }
 
 #[test]

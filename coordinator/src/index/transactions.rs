@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TxnIndex {
     transactions: BTreeMap<TransactionalId, TransactionValue>,
-    /// Keyed by group first, so a group's pending offsets are one range.
-    pending: BTreeMap<(GroupId, ProducerId), TxnOffsetsValue>,
+    /// By group, then producer: a commit asks by `&str` whether its group has any, without
+    /// building a key.
+    pending: BTreeMap<GroupId, BTreeMap<ProducerId, TxnOffsetsValue>>,
 }
 
 impl TxnIndex {
@@ -60,18 +61,18 @@ impl TxnIndex {
         group_id: &GroupId,
         producer_id: ProducerId,
     ) -> Option<&TxnOffsetsValue> {
-        self.pending.get(&(group_id.clone(), producer_id))
+        self.pending.get(group_id.as_str())?.get(&producer_id)
     }
 
     /// Every producer's pending offsets for `group_id`.
     pub(crate) fn group_pending<'a>(
         &'a self,
-        group_id: &'a GroupId,
+        group_id: &GroupId,
     ) -> impl Iterator<Item = (ProducerId, &'a TxnOffsetsValue)> + 'a {
         self.pending
-            .range((group_id.clone(), ProducerId(i64::MIN))..)
-            .take_while(move |((g, _), _)| g == group_id)
-            .map(|((_, p), v)| (*p, v))
+            .get(group_id.as_str())
+            .into_iter()
+            .flat_map(|by_producer| by_producer.iter().map(|(p, v)| (*p, v)))
     }
 
     /// Whether a transaction has an uncompleted offset for the partition (OffsetFetch's
@@ -91,7 +92,7 @@ impl TxnIndex {
 
     /// Whether any transaction has uncompleted offsets for the group.
     pub(crate) fn group_has_pending(&self, group_id: &GroupId) -> bool {
-        self.group_pending(group_id).next().is_some()
+        self.pending.contains_key(group_id.as_str())
     }
 
     pub(crate) fn put_transaction(
@@ -115,13 +116,20 @@ impl TxnIndex {
         producer_id: ProducerId,
         value: Option<&TxnOffsetsValue>,
     ) {
-        let key = (group_id.clone(), producer_id);
         match value {
             Some(v) => {
-                self.pending.insert(key, v.clone());
+                self.pending
+                    .entry(group_id.clone())
+                    .or_default()
+                    .insert(producer_id, v.clone());
             }
             None => {
-                self.pending.remove(&key);
+                if let Some(by_producer) = self.pending.get_mut(group_id.as_str()) {
+                    by_producer.remove(&producer_id);
+                    if by_producer.is_empty() {
+                        self.pending.remove(group_id.as_str());
+                    }
+                }
             }
         }
     }
@@ -132,10 +140,12 @@ impl TxnIndex {
             transactional_id: id.clone(),
             value: Some(Box::new(v.clone())),
         });
-        let pending = self.pending.iter().map(|((g, p), v)| Record::TxnOffsets {
-            group_id: g.clone(),
-            producer_id: *p,
-            value: Some(Box::new(v.clone())),
+        let pending = self.pending.iter().flat_map(|(g, by_producer)| {
+            by_producer.iter().map(|(p, v)| Record::TxnOffsets {
+                group_id: g.clone(),
+                producer_id: *p,
+                value: Some(Box::new(v.clone())),
+            })
         });
         txns.chain(pending)
     }

@@ -176,7 +176,8 @@ pub(crate) fn decide(
     }
     let expire_timestamp =
         (c.retention_time_ms != -1).then(|| c.now_ms.plus_ms(c.retention_time_ms));
-    let (accepted, topics) = check_partitions(
+    let mut records = Vec::with_capacity(1);
+    let topics = check_partitions(
         config,
         groups,
         &c.group_id,
@@ -184,26 +185,24 @@ pub(crate) fn decide(
         group_check.err(),
         c.now_ms,
         expire_timestamp,
-    );
-    let mut records = supersede(txns, &c.group_id, &accepted);
-    records.extend(
-        accepted
-            .into_iter()
-            .map(|(topic, partition, value)| Record::OffsetCommit {
+        |topic, partition, value| {
+            records.push(Record::OffsetCommit {
                 group_id: c.group_id.clone(),
                 topic,
                 partition,
                 value: Some(value),
-            }),
+            })
+        },
     );
+    if txns.group_has_pending(&c.group_id) {
+        supersede(txns, &c.group_id, &mut records);
+    }
     fx.finish_with_records(records, Reply::Commit(CommitResponse { topics }))
 }
 
-/// An accepted partition's new offset.
-pub(crate) type AcceptedOffset = (TopicName, PartitionIndex, OffsetCommitValue);
-
-/// The per-partition checks of every commit, in Kafka's order: the partitions to store and
-/// the answer for each.
+/// The per-partition checks of every commit, in Kafka's order: `accept` gets each partition
+/// to store, the answer holds every partition's result.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn check_partitions(
     config: &Config,
     groups: &GroupIndex,
@@ -212,8 +211,8 @@ pub(crate) fn check_partitions(
     group_error: Option<ErrorKind>,
     now: TimestampMs,
     expire_timestamp: Option<TimestampMs>,
-) -> (Vec<AcceptedOffset>, TopicResults) {
-    let mut accepted = Vec::new();
+    mut accept: impl FnMut(TopicName, PartitionIndex, OffsetCommitValue),
+) -> TopicResults {
     let mut count = OffsetCount::new(config, groups, group_id);
     let mut results = Vec::with_capacity(topics.len());
     for topic in topics {
@@ -231,7 +230,7 @@ pub(crate) fn check_partitions(
             } else if !count.admit(topic.name.as_str(), p.partition) {
                 Some(ErrorKind::OffsetsPerGroupMaxReached)
             } else {
-                accepted.push((
+                accept(
                     topic.name.clone(),
                     p.partition,
                     OffsetCommitValue {
@@ -241,37 +240,42 @@ pub(crate) fn check_partitions(
                         commit_timestamp: now,
                         expire_timestamp,
                     },
-                ));
+                );
                 None
             };
             partitions.push((p.partition, error));
         }
         results.push((topic.name.clone(), partitions));
     }
-    (accepted, results)
+    results
 }
 
 /// A plain commit applied while transactions hold pending offsets for the same partitions:
 /// Kafka keeps whichever offset was written last, so those pending offsets are marked
 /// superseded and their commit marker leaves this offset in place.
-fn supersede(txns: &TxnIndex, group_id: &GroupId, accepted: &[AcceptedOffset]) -> Vec<Record> {
-    let mut records = Vec::new();
+fn supersede(txns: &TxnIndex, group_id: &GroupId, records: &mut Vec<Record>) {
+    let mut superseded = Vec::new();
     for (producer_id, pending) in txns.group_pending(group_id) {
         let mut next = pending.clone();
         let mut changed = false;
-        for (topic, partition, _) in accepted {
-            if let Some(p) = next.offsets.get_mut(&(topic.clone(), *partition)) {
-                changed |= !p.superseded;
-                p.superseded = true;
+        for record in records.iter() {
+            if let Record::OffsetCommit {
+                topic, partition, ..
+            } = record
+            {
+                if let Some(p) = next.offsets.get_mut(&(topic.clone(), *partition)) {
+                    changed |= !p.superseded;
+                    p.superseded = true;
+                }
             }
         }
         if changed {
-            records.push(Record::TxnOffsets {
+            superseded.push(Record::TxnOffsets {
                 group_id: group_id.clone(),
                 producer_id,
                 value: Some(Box::new(next)),
             });
         }
     }
-    records
+    records.append(&mut superseded);
 }

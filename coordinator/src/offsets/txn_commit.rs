@@ -51,7 +51,8 @@ pub(crate) fn decide(
                 },
             )
         });
-    let (accepted, topics) = check_partitions(
+    let mut offsets = None;
+    let topics = check_partitions(
         config,
         groups,
         &c.group_id,
@@ -59,23 +60,25 @@ pub(crate) fn decide(
         group_check.err(),
         p.now_ms,
         None,
+        |topic, partition, value| {
+            offsets
+                .get_or_insert_with(|| {
+                    txns.pending(&c.group_id, p.producer_id)
+                        .map_or_else(BTreeMap::new, |v| v.offsets.clone())
+                })
+                .insert(
+                    (topic, partition),
+                    PendingOffset {
+                        value,
+                        superseded: false,
+                    },
+                );
+        },
     );
     let mut outcome = Outcome::reply(Reply::Commit(CommitResponse { topics }));
-    if accepted.is_empty() {
+    let Some(offsets) = offsets else {
         return outcome;
-    }
-    let mut offsets = txns
-        .pending(&c.group_id, p.producer_id)
-        .map_or_else(BTreeMap::new, |v| v.offsets.clone());
-    for (topic, partition, value) in accepted {
-        offsets.insert(
-            (topic, partition),
-            PendingOffset {
-                value,
-                superseded: false,
-            },
-        );
-    }
+    };
     outcome.records.push(Record::TxnOffsets {
         group_id: c.group_id.clone(),
         producer_id: p.producer_id,

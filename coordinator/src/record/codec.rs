@@ -55,6 +55,9 @@ impl Writer {
     pub(super) fn u16(&mut self, v: u16) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
+    pub(super) fn i16(&mut self, v: i16) {
+        self.0.extend_from_slice(&v.to_be_bytes());
+    }
     pub(super) fn i32(&mut self, v: i32) {
         self.0.extend_from_slice(&v.to_be_bytes());
     }
@@ -127,6 +130,20 @@ impl<'a> Reader<'a> {
     }
     pub(super) fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.array(field)?))
+    }
+    pub(super) fn i16(&mut self, field: &'static str) -> Result<i16, DecodeError> {
+        Ok(i16::from_be_bytes(self.array(field)?))
+    }
+    /// A value's version, which must be `expected` (the only one `record_type` has so far).
+    pub(super) fn version(&mut self, expected: u16, record_type: u16) -> Result<(), DecodeError> {
+        let version = self.u16("version")?;
+        if version != expected {
+            return Err(DecodeError::UnsupportedVersion {
+                record_type,
+                version,
+            });
+        }
+        Ok(())
     }
     pub(super) fn i32(&mut self, field: &'static str) -> Result<i32, DecodeError> {
         Ok(i32::from_be_bytes(self.array(field)?))
@@ -384,13 +401,7 @@ pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
 
 fn decode_offset_value(bytes: &[u8]) -> Result<OffsetCommitValue, DecodeError> {
     let mut r = Reader(bytes);
-    let version = r.u16("version")?;
-    if version != OFFSET_COMMIT_VERSION {
-        return Err(DecodeError::UnsupportedVersion {
-            record_type: KEY_OFFSET_COMMIT,
-            version,
-        });
-    }
+    r.version(OFFSET_COMMIT_VERSION, KEY_OFFSET_COMMIT)?;
     let value = OffsetCommitValue {
         offset: Offset(r.i64("offset")?),
         leader_epoch: LeaderEpoch(r.i32("leader epoch")?),
@@ -404,13 +415,7 @@ fn decode_offset_value(bytes: &[u8]) -> Result<OffsetCommitValue, DecodeError> {
 
 fn decode_group_value(bytes: &[u8]) -> Result<ClassicGroup, DecodeError> {
     let mut r = Reader(bytes);
-    let version = r.u16("version")?;
-    if version != GROUP_METADATA_VERSION {
-        return Err(DecodeError::UnsupportedVersion {
-            record_type: KEY_GROUP_METADATA,
-            version,
-        });
-    }
+    r.version(GROUP_METADATA_VERSION, KEY_GROUP_METADATA)?;
     let state = GroupState::from_tag(r.u8("state")?)
         .filter(|s| *s != GroupState::Dead)
         .ok_or(DecodeError::InvalidField { field: "state" })?;

@@ -191,17 +191,6 @@ pub(super) fn encode_value(w: &mut Writer, record: &Record) {
     }
 }
 
-fn version(r: &mut Reader<'_>, record_type: u16) -> Result<(), DecodeError> {
-    let version = r.u16("version")?;
-    if version != VERSION {
-        return Err(DecodeError::UnsupportedVersion {
-            record_type,
-            version,
-        });
-    }
-    Ok(())
-}
-
 /// Decodes the value of a consumer-protocol or topic key; empty bytes are a tombstone.
 pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, DecodeError> {
     let tombstone = value.is_empty();
@@ -212,7 +201,7 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
             value: if tombstone {
                 None
             } else {
-                version(&mut r, KEY_CONSUMER_GROUP)?;
+                r.version(VERSION, KEY_CONSUMER_GROUP)?;
                 Some(ConsumerGroupValue {
                     group_epoch: r.i32("group epoch")?,
                     assignment_epoch: r.i32("assignment epoch")?,
@@ -228,7 +217,7 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
             value: if tombstone {
                 None
             } else {
-                version(&mut r, KEY_CONSUMER_MEMBER)?;
+                r.version(VERSION, KEY_CONSUMER_MEMBER)?;
                 let instance_id = r.opt_string("instance id")?.map(GroupInstanceId::new);
                 let rack_id = r.opt_string("rack id")?;
                 let client_id = r.string("client id")?;
@@ -268,7 +257,7 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
             value: if tombstone {
                 None
             } else {
-                version(&mut r, KEY_CONSUMER_TARGET)?;
+                r.version(VERSION, KEY_CONSUMER_TARGET)?;
                 Some(decode_assignment(&mut r)?)
             },
         },
@@ -281,7 +270,7 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
             value: if tombstone {
                 None
             } else {
-                version(&mut r, KEY_CONSUMER_CURRENT)?;
+                r.version(VERSION, KEY_CONSUMER_CURRENT)?;
                 Some(Box::new(CurrentAssignment {
                     member_epoch: r.i32("member epoch")?,
                     previous_member_epoch: r.i32("previous member epoch")?,
@@ -296,7 +285,7 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
             value: if tombstone {
                 None
             } else {
-                version(&mut r, KEY_TOPIC)?;
+                r.version(VERSION, KEY_TOPIC)?;
                 Some(TopicValue {
                     id: TopicId(read_u128(&mut r, "topic id")?),
                     partitions: r.i32("partitions")?,

@@ -55,14 +55,6 @@ pub(super) fn decode_key(r: &mut Reader<'_>, tag: u16) -> Result<RecordKey, Deco
     })
 }
 
-fn i16(w: &mut Writer, v: i16) {
-    w.0.extend_from_slice(&v.to_be_bytes());
-}
-
-fn read_i16(r: &mut Reader<'_>, field: &'static str) -> Result<i16, DecodeError> {
-    Ok(i16::from_be_bytes(r.array(field)?))
-}
-
 fn encode_offset(w: &mut Writer, v: &OffsetCommitValue) {
     w.i64(v.offset.0);
     w.i32(v.leader_epoch.0);
@@ -86,9 +78,9 @@ pub(super) fn encode_value(w: &mut Writer, record: &Record) {
         Record::Transaction { value: Some(t), .. } => {
             w.u16(VERSION);
             w.i64(t.producer_id.0);
-            i16(w, t.producer_epoch.0);
+            w.i16(t.producer_epoch.0);
             w.i64(t.last_producer_id.0);
-            i16(w, t.last_producer_epoch.0);
+            w.i16(t.last_producer_epoch.0);
             w.i32(t.timeout_ms);
             w.u8(t.state.tag());
             w.len(t.partitions.len());
@@ -108,7 +100,7 @@ pub(super) fn encode_value(w: &mut Writer, record: &Record) {
         }
         Record::TxnOffsets { value: Some(v), .. } => {
             w.u16(VERSION);
-            i16(w, v.producer_epoch.0);
+            w.i16(v.producer_epoch.0);
             w.len(v.offsets.len());
             for ((topic, partition), pending) in &v.offsets {
                 w.str(topic.as_str());
@@ -122,23 +114,12 @@ pub(super) fn encode_value(w: &mut Writer, record: &Record) {
     }
 }
 
-fn version(r: &mut Reader<'_>, record_type: u16) -> Result<(), DecodeError> {
-    let version = r.u16("version")?;
-    if version != VERSION {
-        return Err(DecodeError::UnsupportedVersion {
-            record_type,
-            version,
-        });
-    }
-    Ok(())
-}
-
 fn decode_transaction(r: &mut Reader<'_>) -> Result<TransactionValue, DecodeError> {
-    version(r, KEY_TRANSACTION)?;
+    r.version(VERSION, KEY_TRANSACTION)?;
     let producer_id = ProducerId(r.i64("producer id")?);
-    let producer_epoch = ProducerEpoch(read_i16(r, "producer epoch")?);
+    let producer_epoch = ProducerEpoch(r.i16("producer epoch")?);
     let last_producer_id = ProducerId(r.i64("last producer id")?);
-    let last_producer_epoch = ProducerEpoch(read_i16(r, "last producer epoch")?);
+    let last_producer_epoch = ProducerEpoch(r.i16("last producer epoch")?);
     let timeout_ms = r.i32("transaction timeout")?;
     let state =
         TxnState::from_tag(r.u8("transaction state")?).ok_or(DecodeError::InvalidField {
@@ -201,8 +182,8 @@ fn decode_transaction(r: &mut Reader<'_>) -> Result<TransactionValue, DecodeErro
 }
 
 fn decode_txn_offsets(r: &mut Reader<'_>) -> Result<TxnOffsetsValue, DecodeError> {
-    version(r, KEY_TXN_OFFSETS)?;
-    let producer_epoch = ProducerEpoch(read_i16(r, "producer epoch")?);
+    r.version(VERSION, KEY_TXN_OFFSETS)?;
+    let producer_epoch = ProducerEpoch(r.i16("producer epoch")?);
     // topic 4 + partition 4 + offset 8 + epoch 4 + metadata 4 + timestamp 8 + option 1 + flag 1.
     let n = r.count(34, "pending offsets")?;
     let mut offsets = BTreeMap::new();

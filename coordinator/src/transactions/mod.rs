@@ -112,6 +112,26 @@ fn fenced_abort(t: &TransactionValue, now: TimestampMs) -> TransactionValue {
     }
 }
 
+/// The Empty state InitProducerId leaves: `(producer id, epoch)` and the KIP-360 `last` pair.
+fn empty(
+    c: &InitTransactionalProducer,
+    (producer_id, producer_epoch): (ProducerId, ProducerEpoch),
+    (last_producer_id, last_producer_epoch): (ProducerId, ProducerEpoch),
+) -> TransactionValue {
+    TransactionValue {
+        producer_id,
+        producer_epoch,
+        last_producer_id,
+        last_producer_epoch,
+        timeout_ms: c.timeout_ms,
+        state: TxnState::Empty,
+        partitions: BTreeMap::new(),
+        groups: BTreeSet::new(),
+        start_timestamp: None,
+        last_update_timestamp: c.now_ms,
+    }
+}
+
 /// InitProducerId with a transactional id (`handleInitProducerId` with
 /// `prepareInitProducerIdTransit`).
 pub(crate) fn init_producer(
@@ -132,18 +152,11 @@ pub(crate) fn init_producer(
             return refuse(ErrorKind::TransactionsMaxReached);
         }
         // A new transactional id: a fresh producer id at epoch 0.
-        let value = TransactionValue {
-            producer_id: c.fresh_producer_id,
-            producer_epoch: ProducerEpoch(0),
-            last_producer_id: ProducerId::NONE,
-            last_producer_epoch: ProducerEpoch::NONE,
-            timeout_ms: c.timeout_ms,
-            state: TxnState::Empty,
-            partitions: BTreeMap::new(),
-            groups: BTreeSet::new(),
-            start_timestamp: None,
-            last_update_timestamp: c.now_ms,
-        };
+        let value = empty(
+            c,
+            (c.fresh_producer_id, ProducerEpoch(0)),
+            (ProducerId::NONE, ProducerEpoch::NONE),
+        );
         let reply = Reply::InitProducer(Ok((value.producer_id, value.producer_epoch)));
         return transition(id, None, value, reply);
     };
@@ -173,20 +186,8 @@ pub(crate) fn init_producer(
             )
         }
         TxnState::Empty | TxnState::CompleteCommit | TxnState::CompleteAbort => {
-            let idle = |producer_id, producer_epoch, last_producer_id, last_producer_epoch| {
-                TransactionValue {
-                    producer_id,
-                    producer_epoch,
-                    last_producer_id,
-                    last_producer_epoch,
-                    timeout_ms: c.timeout_ms,
-                    state: TxnState::Empty,
-                    partitions: BTreeMap::new(),
-                    groups: BTreeSet::new(),
-                    start_timestamp: None,
-                    last_update_timestamp: c.now_ms,
-                }
-            };
+            let idle =
+                |id, epoch, last_id, last_epoch| empty(c, (id, epoch), (last_id, last_epoch));
             let rotate = t.producer_epoch.is_exhausted()
                 && c.expected
                     .is_none_or(|(_, epoch)| epoch == t.producer_epoch);

@@ -447,6 +447,11 @@ impl Harness {
 
     /// The committed offset of `TOPIC`/`partition`, −1 when none.
     pub fn fetch(&mut self, group: &str, partition: i32) -> i64 {
+        self.fetch_stable(group, partition).0
+    }
+
+    /// OffsetFetch of `TOPIC`/`partition` with `require_stable`: (offset, partition error).
+    pub fn fetch_stable(&mut self, group: &str, partition: i32) -> (i64, Option<ErrorKind>) {
         let out = self.read(ReadCommand::FetchOffsets(FetchOffsets {
             api_version: ApiVersion(8),
             groups: vec![FetchGroup {
@@ -463,7 +468,8 @@ impl Harness {
         let Reply::Fetch(r) = out.reply else {
             panic!("expected a fetch reply")
         };
-        r.groups[0].topics[0].partitions[0].offset.0
+        let p = &r.groups[0].topics[0].partitions[0];
+        (p.offset.0, p.error)
     }
 
     pub fn group(&self) -> Cow<'_, ClassicGroup> {
