@@ -169,6 +169,18 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 2,
     },
+    // SASL (Kafka 4.0's ranges): v0 handshakes are followed by bare tokens, v1 by
+    // SaslAuthenticate requests; SaslAuthenticate v1 adds the session lifetime.
+    ApiRange {
+        key: ApiKey::SaslHandshake,
+        min: 0,
+        max: 1,
+    },
+    ApiRange {
+        key: ApiKey::SaslAuthenticate,
+        min: 0,
+        max: 2,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -207,6 +219,8 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::IncrementalAlterConfigs => IncrementalAlterConfigsRequest::VERSIONS,
         ApiKey::CreatePartitions => CreatePartitionsRequest::VERSIONS,
         ApiKey::DeleteRecords => DeleteRecordsRequest::VERSIONS,
+        ApiKey::SaslHandshake => SaslHandshakeRequest::VERSIONS,
+        ApiKey::SaslAuthenticate => SaslAuthenticateRequest::VERSIONS,
         ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,
