@@ -620,7 +620,7 @@ mod tests {
         good: [["--listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://[::1]:9094"]]);
     rejects!(advertised_listeners_name_a_listener, "--advertised-listeners",
         bad: [["--advertised-listeners", "SSL://h:9093"],
-              ["--listeners", "SSL://0.0.0.0:0", "--advertised-listeners", "SSL://h:0"],
+              ["--listeners", "SASL_PLAINTEXT://0.0.0.0:0", "--advertised-listeners", "SASL_PLAINTEXT://h:0"],
               ["--advertised-listeners", "PLAINTEXT://h"]],
         good: [["--advertised-listeners", "PLAINTEXT://kafka.example:9092"],
                ["--listeners", "PLAINTEXT://0.0.0.0:0,SASL_PLAINTEXT://0.0.0.0:0",

@@ -146,8 +146,8 @@ fn failed(mechanism: SaslMechanism, reason: impl Into<String>) -> Step {
 impl SaslSession {
     /// Takes a SaslHandshake at `version`: true if `mechanism` is enabled (the exchange
     /// starts), false if not (the caller answers UNSUPPORTED_SASL_MECHANISM and closes).
-    /// A second handshake is refused the same way as an unknown mechanism would not be: the
-    /// caller checks [`SaslSession::awaiting_handshake`] first.
+    /// Only the first handshake starts an exchange: the caller checks
+    /// [`SaslSession::awaiting_handshake`] first.
     pub fn handshake(&mut self, config: &SaslConfig, mechanism: &str, version: i16) -> bool {
         match SaslMechanism::from_name(mechanism).filter(|m| config.enabled.contains(m)) {
             Some(mechanism) => {
@@ -203,7 +203,7 @@ impl SaslSession {
                 }
             }
             State::ScramFinal(server) => {
-                let mechanism = SaslMechanism::Scram(server_mechanism(&server));
+                let mechanism = SaslMechanism::Scram(server.mechanism());
                 match server.finish(token) {
                     Ok((user, last)) => Step::Complete {
                         principal: Principal::user(user),
@@ -218,10 +218,6 @@ impl SaslSession {
             }),
         }
     }
-}
-
-fn server_mechanism(server: &ScramServer) -> ScramMechanism {
-    server.mechanism()
 }
 
 /// RFC 4616: `[authzid] NUL authcid NUL passwd`, as Kafka's `PlainSaslServer` checks it.
@@ -260,15 +256,20 @@ fn plain(config: &SaslConfig, token: &[u8]) -> Step {
     }
 }
 
-/// A fresh server nonce: 24 random bytes, base64 (printable, no comma).
+/// A fresh server nonce: 32 characters of `[0-9a-z]` from the system's random source, the
+/// alphabet Kafka's `ScramFormatter.secureRandomString` uses (older librdkafka releases fail
+/// the exchange on some base64 characters in a nonce).
 pub fn server_nonce() -> String {
-    use base64::Engine;
     use ring::rand::SecureRandom;
-    let mut bytes = [0u8; 24];
+    const ALPHABET: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut bytes = [0u8; 32];
     // A failing system RNG leaves zeros; the client nonce still makes the exchange unique,
     // and ring's SystemRandom only fails where getrandom is unavailable.
     let _ = ring::rand::SystemRandom::new().fill(&mut bytes);
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
 }
 
 #[cfg(test)]

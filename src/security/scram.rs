@@ -294,7 +294,11 @@ impl ScramServer {
         if parts.next().is_some() {
             return Err(ScramError::Extensions);
         }
-        if nonce != self.nonce {
+        // Kafka checks that the nonce *ends with* the one it sent, not that it equals it, and
+        // librdkafka before 2.1 depends on that: it sends the client nonce twice. The server
+        // nonce is fresh randomness and the proof covers the message as sent, so a replay
+        // still fails.
+        if !nonce.ends_with(&self.nonce) {
             return Err(ScramError::Nonce);
         }
         if B64.decode(channel).ok().as_deref() != Some(self.gs2_header.as_bytes()) {
@@ -347,8 +351,24 @@ pub(crate) mod tests {
         client_first_bare: &str,
         server_first: &str,
     ) -> String {
+        let nonce = server_first
+            .split(',')
+            .next()
+            .unwrap()
+            .strip_prefix("r=")
+            .unwrap();
+        client_final_with_nonce(mech, password, client_first_bare, server_first, nonce)
+    }
+
+    /// The same, sending `nonce` back instead of the server's.
+    pub(crate) fn client_final_with_nonce(
+        mech: ScramMechanism,
+        password: &str,
+        client_first_bare: &str,
+        server_first: &str,
+        nonce: &str,
+    ) -> String {
         let fields: Vec<&str> = server_first.split(',').collect();
-        let nonce = fields[0].strip_prefix("r=").unwrap();
         let salt = B64.decode(fields[1].strip_prefix("s=").unwrap()).unwrap();
         let iterations: u32 = fields[2].strip_prefix("i=").unwrap().parse().unwrap();
         let c = ScramCredential::new(mech, password.as_bytes(), salt.clone(), iterations);
@@ -411,6 +431,27 @@ pub(crate) mod tests {
             let last = client_final(mech, password, "n=al=3Dice,r=abc", &first);
             let got = server.finish(last.as_bytes());
             assert_eq!(got.is_ok(), ok, "{password}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_final_nonce_need_only_end_with_the_servers_as_kafka_checks_it() {
+        // librdkafka 2.0 repeats the client nonce in its final message.
+        let mech = ScramMechanism::Sha512;
+        let cred = ScramCredential::new(mech, b"pw", b"salt".to_vec(), 4096);
+        let start =
+            || ScramServer::start(mech, b"n,,n=u,r=cn", |_| Some(cred.clone()), "sn").unwrap();
+        for (nonce, ok) in [
+            ("cncnsn", true),
+            ("cnsn", true),
+            ("cnsX", false),
+            ("sn", false),
+        ] {
+            let (server, first) = start();
+            let first = String::from_utf8(first).unwrap();
+            let last = client_final_with_nonce(mech, "pw", "n=u,r=cn", &first, nonce);
+            let got = server.finish(last.as_bytes());
+            assert_eq!(got.is_ok(), ok, "{nonce}: {got:?}");
         }
     }
 

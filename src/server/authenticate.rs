@@ -107,7 +107,9 @@ pub fn request(
             let step = session.step(config, &a.auth_bytes, server_nonce);
             let (body, then) = match step {
                 Step::Challenge(token) => (
-                    SaslAuthenticateResponse::default().with_auth_bytes(Bytes::from(token)),
+                    SaslAuthenticateResponse::default()
+                        .with_error_message(None)
+                        .with_auth_bytes(Bytes::from(token)),
                     After::Continue,
                 ),
                 Step::Complete {
@@ -116,6 +118,7 @@ pub fn request(
                 } => (
                     // No re-authentication (KIP-368) is asked for: the session does not expire.
                     SaslAuthenticateResponse::default()
+                        .with_error_message(None)
                         .with_auth_bytes(Bytes::from(response))
                         .with_session_lifetime_ms(0),
                     After::Authenticated(principal),

@@ -114,7 +114,9 @@ impl Listener {
             Ok(p) => p,
             Err(e) => return refused(format!("refused the client certificate: {e}")),
         };
-        tracing::debug!(%peer, listener = %self.protocol, %principal, "TLS connection");
+        if self.sasl.is_none() {
+            tracing::debug!(%peer, listener = %self.protocol, %principal, "TLS connection");
+        }
         connection::serve(tls, peer, self, front, shutdown, principal, accepted).await;
     }
 }
