@@ -414,6 +414,51 @@ mod tests {
     }
 
     #[test]
+    fn every_listener_advertises_its_bound_address_unless_told_otherwise() {
+        let a = parse(&[
+            "--listeners",
+            "SASL_SSL://0.0.0.0:0,PLAINTEXT://127.0.0.1:0",
+            "--advertised-listeners",
+            "SASL_SSL://kafka.example:9093",
+            "--ssl-cert",
+            "c.pem",
+            "--ssl-key",
+            "k.pem",
+            "--advertise",
+            "ignored.example:1",
+        ]);
+        let bound = [
+            "0.0.0.0:40001".parse().unwrap(),
+            "127.0.0.1:40002".parse().unwrap(),
+        ];
+        let c = BrokerConfig::resolve_bound(&a, &bound).unwrap();
+        let l = |protocol, host: &str, port| AdvertisedListener {
+            protocol,
+            host: host.into(),
+            port,
+        };
+        assert_eq!(
+            c.listeners,
+            vec![
+                l(SecurityProtocol::SaslSsl, "kafka.example", 9093),
+                l(SecurityProtocol::Plaintext, "127.0.0.1", 40002)
+            ]
+        );
+        // The first listener is what the Raft membership records.
+        assert_eq!(
+            (c.advertised_host.as_str(), c.advertised_port),
+            ("kafka.example", 9093)
+        );
+        // Without --listeners: one PLAINTEXT listener on --listen, --advertise as before.
+        let a = parse(&["--listen", "0.0.0.0:0", "--advertise", "k.example:19092"]);
+        let c = BrokerConfig::resolve(&a, "0.0.0.0:40003".parse().unwrap()).unwrap();
+        assert_eq!(
+            c.listeners,
+            vec![l(SecurityProtocol::Plaintext, "k.example", 19092)]
+        );
+    }
+
+    #[test]
     fn advertise_defaults_to_the_bound_address() {
         let a = parse(&["--listen", "127.0.0.1:0"]);
         let c = BrokerConfig::resolve(&a, "127.0.0.1:40001".parse().unwrap()).unwrap();

@@ -567,3 +567,56 @@ fn a_run_of_failed_authentications_leaves_the_broker_serving() {
     assert_eq!(authenticate(&mut c, 2, &plain_token(PLAIN.0, PLAIN.1)).0, 0);
     assert_eq!(c.api_versions().error_code, 0);
 }
+
+#[test]
+fn kafka_python_and_kafkajs_over_sasl_ssl_with_scram_produce_consume_and_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = Certs::make(dir.path());
+    let broker = secure_broker(dir.path(), &certs, &[]);
+    let addr = broker.listener("SASL_SSL").to_string();
+    let ca = certs.ca.to_str().unwrap();
+    let out = common::python_script(
+        "secure_kafka_python.py",
+        &[
+            &addr,
+            "kp-secure",
+            "kp-group",
+            "10",
+            "SCRAM-SHA-256",
+            SCRAM_256.0,
+            SCRAM_256.1,
+            ca,
+        ],
+        Duration::from_secs(180),
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(report["errors"], serde_json::json!([]), "{report}");
+    assert_eq!(
+        (&report["acked"], &report["consumed"], &report["committed"]),
+        (
+            &serde_json::json!(10),
+            &serde_json::json!(10),
+            &serde_json::json!(10)
+        ),
+        "{report}"
+    );
+    let out = common::node_script(
+        "secure_kafkajs.js",
+        &[
+            &addr,
+            "kjs-secure",
+            "kjs-group",
+            "10",
+            "SCRAM-SHA-512",
+            SCRAM_512.0,
+            SCRAM_512.1,
+            ca,
+        ],
+        Duration::from_secs(180),
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(report["consumed"], 10, "{report}");
+    assert_eq!(report["committed"], "10", "{report}");
+}
