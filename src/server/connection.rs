@@ -483,6 +483,7 @@ impl<S: Transport> Connection<S> {
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), ConnectionError> {
         let mut chunks = Chunks::single(frame);
         write_all_within(&mut self.stream, &mut chunks, self.send_timeout).await?;
+        self.stream.flush_within(self.send_timeout).await?;
         Ok(())
     }
 
@@ -500,6 +501,7 @@ impl<S: Transport> Connection<S> {
             Outgoing::Frame(mut frame) => {
                 // One vectored write per batch of chunks: spliced records are not copied.
                 write_all_within(&mut self.stream, &mut frame, self.send_timeout).await?;
+                self.stream.flush_within(self.send_timeout).await?;
                 Ok(true)
             }
             Outgoing::Spliced(frame) => {

@@ -72,11 +72,22 @@ pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {
         slice: &FileSlice,
         stall: Duration,
     ) -> impl std::future::Future<Output = Result<(), SendError>> + Send;
+
+    /// Pushes out what the transport still holds of an answer (TLS buffers records); nothing
+    /// to do on TCP, where every write went to the socket.
+    fn flush_within(
+        &mut self,
+        stall: Duration,
+    ) -> impl std::future::Future<Output = Result<(), SendError>> + Send;
 }
 
 impl Transport for TcpStream {
     async fn send_file(&mut self, slice: &FileSlice, stall: Duration) -> Result<(), SendError> {
         send_file(self, slice, stall).await
+    }
+
+    async fn flush_within(&mut self, _stall: Duration) -> Result<(), SendError> {
+        Ok(())
     }
 }
 
@@ -84,10 +95,18 @@ impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
     async fn send_file(&mut self, slice: &FileSlice, stall: Duration) -> Result<(), SendError> {
         copy_file(self, slice, stall).await
     }
+
+    async fn flush_within(&mut self, stall: Duration) -> Result<(), SendError> {
+        match tokio::time::timeout(stall, self.flush()).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(SendError::Stalled(stall)),
+        }
+    }
 }
 
 /// Writes all of `buf` (vectored), failing with [`SendError::Stalled`] when the socket takes
-/// no byte for `stall`, then flushes (a no-op on TCP; TLS may hold a record back otherwise).
+/// no byte for `stall`. A transport that buffers ([`Transport::flush_within`]) is flushed by
+/// the caller once the whole answer is written.
 pub async fn write_all_within<B: Buf, W: AsyncWrite + Unpin>(
     stream: &mut W,
     buf: &mut B,
@@ -101,10 +120,7 @@ pub async fn write_all_within<B: Buf, W: AsyncWrite + Unpin>(
             Err(_) => return Err(SendError::Stalled(stall)),
         }
     }
-    match tokio::time::timeout(stall, stream.flush()).await {
-        Ok(r) => Ok(r?),
-        Err(_) => Err(SendError::Stalled(stall)),
-    }
+    Ok(())
 }
 
 /// Writes `frame` to `stream`, every piece in order; no progress for `stall` fails it.
@@ -130,7 +146,8 @@ pub async fn write_spliced<S: Transport>(
             }
         }
     }
-    write_all_within(stream, &mut pending, stall).await
+    write_all_within(stream, &mut pending, stall).await?;
+    stream.flush_within(stall).await
 }
 
 /// Copies `slice` through the stream in chunks (TLS: the bytes must be encrypted). The reads
