@@ -394,6 +394,26 @@ fn sasl_refusals_carry_kafkas_codes_and_close_the_connection() {
     assert_eq!(md.topics[0].error_code, 34);
     assert!(c.closed_by_broker());
 
+    // Produce before authentication: every partition ILLEGAL_SASL_STATE, closed.
+    let mut c = RawClient::connect(sasl);
+    let produce = kafka_protocol::messages::ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![
+            kafka_protocol::messages::produce_request::TopicProduceData::default()
+                .with_name(TopicName(StrBytes::from_static_str("t")))
+                .with_partition_data(vec![
+                    kafka_protocol::messages::produce_request::PartitionProduceData::default(),
+                ]),
+        ]);
+    match c.call(ApiKey::Produce, 9, RequestKind::Produce(produce)) {
+        ResponseKind::Produce(r) => {
+            assert_eq!(r.responses[0].partition_responses[0].error_code, 34)
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(c.closed_by_broker());
+
     // SaslAuthenticate before SaslHandshake: ILLEGAL_SASL_STATE, closed.
     let mut c = RawClient::connect(sasl);
     assert_eq!(authenticate(&mut c, 2, b"\0a\0b").0, 34);

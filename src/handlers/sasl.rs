@@ -8,11 +8,18 @@
 //!
 //! [`dispatch`]: super::dispatch
 
+use kafka_protocol::messages::fetch_request::FetchTopic;
+use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_protocol::messages::list_offsets_response::{
+    ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
+};
 use kafka_protocol::messages::metadata_response::MetadataResponseTopic;
+use kafka_protocol::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_protocol::messages::{
-    HeartbeatResponse, InitProducerIdResponse, LeaveGroupResponse, ListGroupsResponse,
-    MetadataResponse, OffsetDeleteResponse, RequestKind, ResponseKind, SaslAuthenticateRequest,
-    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse, SyncGroupResponse,
+    FetchResponse, HeartbeatResponse, InitProducerIdResponse, LeaveGroupResponse,
+    ListGroupsResponse, ListOffsetsResponse, MetadataResponse, OffsetDeleteResponse,
+    ProduceResponse, RequestKind, ResponseKind, SaslAuthenticateRequest, SaslAuthenticateResponse,
+    SaslHandshakeRequest, SaslHandshakeResponse, SyncGroupResponse,
 };
 use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
@@ -68,6 +75,80 @@ pub fn refused_before_authentication(version: i16, body: &RequestKind) -> Option
                 .collect();
             ResponseKind::Metadata(MetadataResponse::default().with_topics(topics))
         }
+        // acks=0: Kafka builds no response for a Produce that asked for none.
+        RequestKind::Produce(r) if r.acks != 0 => ResponseKind::Produce(
+            ProduceResponse::default().with_responses(
+                r.topic_data
+                    .iter()
+                    .map(|t| {
+                        TopicProduceResponse::default()
+                            .with_name(t.name.clone())
+                            .with_topic_id(t.topic_id)
+                            .with_partition_responses(
+                                t.partition_data
+                                    .iter()
+                                    .map(|p| {
+                                        PartitionProduceResponse::default()
+                                            .with_index(p.index)
+                                            .with_error_code(code)
+                                            .with_base_offset(-1)
+                                            .with_log_append_time_ms(-1)
+                                            .with_log_start_offset(-1)
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            ),
+        ),
+        RequestKind::Fetch(r) => {
+            let topic = |t: &FetchTopic| {
+                FetchableTopicResponse::default()
+                    .with_topic(t.topic.clone())
+                    .with_topic_id(t.topic_id)
+                    .with_partitions(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                PartitionData::default()
+                                    .with_partition_index(p.partition)
+                                    .with_error_code(code)
+                                    .with_high_watermark(-1)
+                                    .with_last_stable_offset(-1)
+                                    .with_log_start_offset(-1)
+                            })
+                            .collect(),
+                    )
+            };
+            ResponseKind::Fetch(
+                FetchResponse::default()
+                    .with_error_code(code)
+                    .with_responses(r.topics.iter().map(topic).collect()),
+            )
+        }
+        RequestKind::ListOffsets(r) => ResponseKind::ListOffsets(
+            ListOffsetsResponse::default().with_topics(
+                r.topics
+                    .iter()
+                    .map(|t| {
+                        ListOffsetsTopicResponse::default()
+                            .with_name(t.name.clone())
+                            .with_partitions(
+                                t.partitions
+                                    .iter()
+                                    .map(|p| {
+                                        ListOffsetsPartitionResponse::default()
+                                            .with_partition_index(p.partition_index)
+                                            .with_error_code(code)
+                                            .with_timestamp(-1)
+                                            .with_offset(-1)
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            ),
+        ),
         RequestKind::FindCoordinator(r) => ResponseKind::FindCoordinator(
             find_coordinator::respond(version, r, Err((code, "not authenticated".to_owned()))),
         ),
@@ -148,7 +229,31 @@ mod tests {
             refused_before_authentication(2, &auth),
             Some(ResponseKind::SaslAuthenticate(r)) if r.error_code == 34
         ));
-        let produce = RequestKind::Produce(Default::default());
-        assert!(refused_before_authentication(9, &produce).is_none());
+        let produce = |acks| {
+            RequestKind::Produce(
+                kafka_protocol::messages::ProduceRequest::default()
+                    .with_acks(acks)
+                    .with_topic_data(vec![
+                        kafka_protocol::messages::produce_request::TopicProduceData::default()
+                            .with_partition_data(vec![Default::default()]),
+                    ]),
+            )
+        };
+        assert!(matches!(
+            refused_before_authentication(9, &produce(-1)),
+            Some(ResponseKind::Produce(r)) if r.responses[0].partition_responses[0].error_code == 34
+        ));
+        assert!(refused_before_authentication(9, &produce(0)).is_none());
+        let fetch = RequestKind::Fetch(
+            kafka_protocol::messages::FetchRequest::default().with_topics(vec![
+                FetchTopic::default().with_partitions(vec![Default::default()]),
+            ]),
+        );
+        assert!(matches!(
+            refused_before_authentication(12, &fetch),
+            Some(ResponseKind::Fetch(r)) if r.error_code == 34 && r.responses[0].partitions[0].error_code == 34
+        ));
+        let create = RequestKind::CreateTopics(Default::default());
+        assert!(refused_before_authentication(7, &create).is_none());
     }
 }
