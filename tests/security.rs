@@ -531,6 +531,13 @@ fn tls_garbage_and_stalled_handshakes_cost_one_connection_and_one_log_line() {
         (Duration::from_millis(450)..Duration::from_secs(5)).contains(&took),
         "{took:?}"
     );
+    // A client that stalls mid-handshake (a TLS record header announcing a ClientHello that
+    // never comes): closed at the timeout too.
+    let took = closed_after(tls, &[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]);
+    assert!(
+        (Duration::from_millis(450)..Duration::from_secs(5)).contains(&took),
+        "{took:?}"
+    );
     // The same on a SASL listener without TLS that never authenticates.
     let took = closed_after(broker.listener("SASL_PLAINTEXT"), b"");
     assert!(
@@ -540,7 +547,7 @@ fn tls_garbage_and_stalled_handshakes_cost_one_connection_and_one_log_line() {
     std::thread::sleep(Duration::from_millis(200));
     let log = broker.log();
     let handshake_lines = log.matches("closing connection: TLS handshake").count();
-    assert_eq!(handshake_lines, 2, "{log}");
+    assert_eq!(handshake_lines, 3, "{log}");
     assert_eq!(log.matches("not authenticated in time").count(), 1, "{log}");
     let mut c = RawClient::connect(broker.listener("PLAINTEXT"));
     assert_eq!(c.api_versions().error_code, 0);
