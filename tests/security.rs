@@ -170,11 +170,23 @@ fn sasl_ssl_settings(certs: &Certs, mechanism: &str, user: (&str, &str)) -> Vec<
 
 /// Runs secure_e2e.py and checks every record was acknowledged, consumed and committed.
 fn produce_consume_commit(bootstrap: SocketAddr, topic: &str, settings: &[String]) {
+    produce_consume_commit_sized(bootstrap, topic, settings, 0);
+}
+
+/// The same with values of `value_bytes` bytes.
+fn produce_consume_commit_sized(
+    bootstrap: SocketAddr,
+    topic: &str,
+    settings: &[String],
+    value_bytes: usize,
+) {
     let mut args = vec![
         bootstrap.to_string(),
         topic.to_string(),
         format!("{topic}-group"),
         "20".to_string(),
+        "--value-bytes".to_string(),
+        value_bytes.to_string(),
     ];
     for s in settings {
         args.push("-X".into());
@@ -208,6 +220,14 @@ fn confluent_kafka_over_sasl_ssl_with_scram_and_plain_produces_consumes_and_comm
     ] {
         produce_consume_commit(addr, topic, &sasl_ssl_settings(&certs, mechanism, user));
     }
+    // Batches larger than a read chunk leave the segment files by the TLS copy path (sendfile
+    // on plain TCP): 20 records of 300 KB, one batch each.
+    produce_consume_commit_sized(
+        addr,
+        "large",
+        &sasl_ssl_settings(&certs, "SCRAM-SHA-256", SCRAM_256),
+        300_000,
+    );
     let log = broker.log();
     for user in ["User:alice", "User:bob", "User:carol"] {
         assert!(log.contains(user), "{user} never authenticated:\n{log}");
