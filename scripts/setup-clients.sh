@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real Kafka clients the test suite drives: kcat (Debian), confluent-kafka and
+# Installs the real Kafka clients the test suite drives: kcat and openssl (Debian), confluent-kafka and
 # kafka-python (a venv in .venv), kafkajs (npm, tests/clients/node). Idempotent: a second run
 # only checks what is already there.
 set -euo pipefail
@@ -12,6 +12,8 @@ command -v kcat >/dev/null 2>&1 || missing_debs+=(kcat)
 command -v chromium >/dev/null 2>&1 || missing_debs+=(chromium)
 # mkfs.btrfs: the EDQUOT test makes a btrfs with a quota (tests/disk_quota.rs).
 command -v mkfs.btrfs >/dev/null 2>&1 || missing_debs+=(btrfs-progs)
+# tests/security.rs makes its throwaway certificates with the openssl tool.
+command -v openssl >/dev/null 2>&1 || missing_debs+=(openssl)
 if [ ${#missing_debs[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing_debs[*]}"
   sudo_if_needed apt-get update -qq

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::security::listeners::{parse_list, ListenerAddr, SecurityProtocol};
+
 pub mod rules;
 pub mod summary;
 
@@ -23,6 +25,17 @@ pub struct ServeArgs {
     /// Address given to clients in Metadata (default: the address actually listened on).
     #[arg(long)]
     pub advertise: Option<String>,
+
+    /// Kafka's `listeners`: comma-separated `PROTOCOL://HOST:PORT`, PROTOCOL one of
+    /// PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL, each at most once (port 0 picks a free
+    /// port). When given it wins over `--listen` and `--advertise`.
+    #[arg(long)]
+    pub listeners: Option<String>,
+
+    /// Kafka's `advertised.listeners`: what clients of each listener are told to connect to
+    /// (same form, one entry per listener protocol at most; default: the bound addresses).
+    #[arg(long)]
+    pub advertised_listeners: Option<String>,
 
     /// Address of the HTTP endpoint serving /healthz and Prometheus /metrics.
     #[arg(long, default_value = "127.0.0.1:9644")]
@@ -102,6 +115,10 @@ pub struct ServeArgs {
     /// Resource limits: request memory, connection timeouts, open files, lookup budgets.
     #[command(flatten)]
     pub limits: crate::server::limits::LimitArgs,
+
+    /// TLS and SASL.
+    #[command(flatten)]
+    pub security: crate::security::args::SecurityArgs,
 }
 
 /// Everything the broker needs to know about itself, resolved from [`ServeArgs`].
@@ -115,6 +132,9 @@ pub struct BrokerConfig {
     pub advertised_host: String,
     /// Port clients are told to connect to.
     pub advertised_port: i32,
+    /// Every listener with the address its clients are told (the first one is the
+    /// `advertised_host`/`advertised_port` above, which the Raft membership records).
+    pub listeners: Vec<AdvertisedListener>,
     /// Kafka's `auto.create.topics.enable`.
     pub auto_create_topics: bool,
     /// Default partition count.
@@ -135,6 +155,17 @@ pub struct BrokerConfig {
     pub lag_sample_interval: Duration,
     /// Windows and limits of the lag tracker.
     pub lag: crate::lag::LagTrackerConfig,
+}
+
+/// A listener as clients of it are told to reach this node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdvertisedListener {
+    /// Its security protocol (also its name).
+    pub protocol: SecurityProtocol,
+    /// Advertised host.
+    pub host: String,
+    /// Advertised port.
+    pub port: i32,
 }
 
 /// Shortest lag sample interval: polling every partition's owner more often is load, not
@@ -176,23 +207,77 @@ impl ServeArgs {
     }
 }
 
+impl ServeArgs {
+    /// The listeners to bind, in order: `--listeners`, else PLAINTEXT on `--listen`.
+    pub fn listener_addrs(&self) -> Vec<ListenerAddr> {
+        match self.listeners.as_deref().map(parse_list) {
+            Some(Ok(list)) => list,
+            // The rules refuse a bad list before anything starts.
+            Some(Err(_)) | None => vec![ListenerAddr {
+                protocol: SecurityProtocol::Plaintext,
+                host: self.listen.ip().to_string(),
+                port: self.listen.port(),
+            }],
+        }
+    }
+
+    /// `--advertised-listeners`, parsed (empty when not given or malformed; the rules refuse
+    /// a malformed one).
+    pub fn advertised_addrs(&self) -> Vec<ListenerAddr> {
+        self.advertised_listeners
+            .as_deref()
+            .and_then(|s| parse_list(s).ok())
+            .unwrap_or_default()
+    }
+}
+
 impl BrokerConfig {
     /// Resolves the flags once the Kafka listener is bound (`listened` is the real address,
     /// which differs from `--listen` when it asked for port 0). Validates them first.
     pub fn resolve(args: &ServeArgs, listened: SocketAddr) -> Result<BrokerConfig, ConfigError> {
+        Self::resolve_bound(args, &[listened])
+    }
+
+    /// [`BrokerConfig::resolve`] with every listener's bound address, in
+    /// [`ServeArgs::listener_addrs`] order.
+    pub fn resolve_bound(
+        args: &ServeArgs,
+        bound: &[SocketAddr],
+    ) -> Result<BrokerConfig, ConfigError> {
         args.validate()?;
-        let (advertised_host, advertised_port) = match &args.advertise {
-            Some(a) => split_host_port(a)?,
-            None if listened.ip().is_unspecified() => {
-                ("127.0.0.1".to_string(), i32::from(listened.port()))
-            }
-            None => (listened.ip().to_string(), i32::from(listened.port())),
-        };
+        let advertised = args.advertised_addrs();
+        let mut listeners = Vec::new();
+        for (i, l) in args.listener_addrs().into_iter().enumerate() {
+            let listened = bound.get(i).copied();
+            let (host, port) = if let Some(a) = advertised.iter().find(|a| a.protocol == l.protocol)
+            {
+                (a.host.clone(), i32::from(a.port))
+            } else if let (None, Some(a)) = (&args.listeners, &args.advertise) {
+                split_host_port(a)?
+            } else {
+                let port = i32::from(listened.map_or(l.port, |b| b.port()));
+                match listened {
+                    Some(b) if b.ip().is_unspecified() => ("127.0.0.1".to_string(), port),
+                    Some(b) => (b.ip().to_string(), port),
+                    None => (l.host.clone(), port),
+                }
+            };
+            listeners.push(AdvertisedListener {
+                protocol: l.protocol,
+                host,
+                port,
+            });
+        }
+        let (advertised_host, advertised_port) = listeners
+            .first()
+            .map(|l| (l.host.clone(), l.port))
+            .ok_or_else(|| ConfigError::BadAdvertise(String::new()))?;
         Ok(BrokerConfig {
             data_dir: args.data_dir.clone(),
             node_id: args.node_id,
             advertised_host,
             advertised_port,
+            listeners,
             auto_create_topics: args.auto_create_topics,
             default_num_partitions: args.num_partitions,
             flush_interval: args.flush_ms.map(Duration::from_millis),
@@ -326,6 +411,51 @@ mod tests {
     fn auto_create_can_be_turned_off() {
         assert!(!parse(&["--auto-create-topics=false"]).auto_create_topics);
         assert!(parse(&["--auto-create-topics"]).auto_create_topics);
+    }
+
+    #[test]
+    fn every_listener_advertises_its_bound_address_unless_told_otherwise() {
+        let a = parse(&[
+            "--listeners",
+            "SASL_SSL://0.0.0.0:0,PLAINTEXT://127.0.0.1:0",
+            "--advertised-listeners",
+            "SASL_SSL://kafka.example:9093",
+            "--ssl-cert",
+            "c.pem",
+            "--ssl-key",
+            "k.pem",
+            "--advertise",
+            "ignored.example:1",
+        ]);
+        let bound = [
+            "0.0.0.0:40001".parse().unwrap(),
+            "127.0.0.1:40002".parse().unwrap(),
+        ];
+        let c = BrokerConfig::resolve_bound(&a, &bound).unwrap();
+        let l = |protocol, host: &str, port| AdvertisedListener {
+            protocol,
+            host: host.into(),
+            port,
+        };
+        assert_eq!(
+            c.listeners,
+            vec![
+                l(SecurityProtocol::SaslSsl, "kafka.example", 9093),
+                l(SecurityProtocol::Plaintext, "127.0.0.1", 40002)
+            ]
+        );
+        // The first listener is what the Raft membership records.
+        assert_eq!(
+            (c.advertised_host.as_str(), c.advertised_port),
+            ("kafka.example", 9093)
+        );
+        // Without --listeners: one PLAINTEXT listener on --listen, --advertise as before.
+        let a = parse(&["--listen", "0.0.0.0:0", "--advertise", "k.example:19092"]);
+        let c = BrokerConfig::resolve(&a, "0.0.0.0:40003".parse().unwrap()).unwrap();
+        assert_eq!(
+            c.listeners,
+            vec![l(SecurityProtocol::Plaintext, "k.example", 19092)]
+        );
     }
 
     #[test]

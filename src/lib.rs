@@ -36,6 +36,7 @@ pub mod logging;
 pub mod metrics;
 pub mod readiness;
 pub mod replicated;
+pub mod security;
 pub mod server;
 pub mod topics;
 

@@ -35,6 +35,11 @@ pub const SEGMENT_FILES_OPEN: &str = "cohort_segment_files_open";
 pub const SEGMENT_FILES_CLOSED_TOTAL: &str = "cohort_segment_files_closed_total";
 /// Segment files reopened by path after the budget closed them.
 pub const SEGMENT_FILES_REOPENED_TOTAL: &str = "cohort_segment_files_reopened_total";
+/// SASL exchanges that ended, by `result` (`ok`, `failed`, `unsupported_mechanism`,
+/// `illegal_state`).
+pub const AUTHENTICATIONS_TOTAL: &str = "cohort_authentications_total";
+/// TLS handshakes that failed or timed out (one log line each), by `listener`.
+pub const TLS_HANDSHAKE_FAILURES_TOTAL: &str = "cohort_tls_handshake_failures_total";
 /// Accept calls that failed (out of file descriptors...), by `listener`; each backs off.
 pub const ACCEPT_ERRORS_TOTAL: &str = "cohort_accept_errors_total";
 

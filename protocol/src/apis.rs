@@ -193,6 +193,18 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 0,
     },
+    // SASL (Kafka 4.0's ranges): v0 handshakes are followed by bare tokens, v1 by
+    // SaslAuthenticate requests; SaslAuthenticate v1 adds the session lifetime.
+    ApiRange {
+        key: ApiKey::SaslHandshake,
+        min: 0,
+        max: 1,
+    },
+    ApiRange {
+        key: ApiKey::SaslAuthenticate,
+        min: 0,
+        max: 2,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -234,6 +246,8 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::DescribeLogDirs => DescribeLogDirsRequest::VERSIONS,
         ApiKey::OffsetForLeaderEpoch => OffsetForLeaderEpochRequest::VERSIONS,
         ApiKey::DescribeTopicPartitions => DescribeTopicPartitionsRequest::VERSIONS,
+        ApiKey::SaslHandshake => SaslHandshakeRequest::VERSIONS,
+        ApiKey::SaslAuthenticate => SaslAuthenticateRequest::VERSIONS,
         ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         _ => return None,

@@ -232,6 +232,8 @@ impl DefaultFor for RequestKind {
                 RequestKind::ConsumerGroupHeartbeat(Default::default())
             }
             ApiKey::ConsumerGroupDescribe => RequestKind::ConsumerGroupDescribe(Default::default()),
+            ApiKey::SaslHandshake => RequestKind::SaslHandshake(Default::default()),
+            ApiKey::SaslAuthenticate => RequestKind::SaslAuthenticate(Default::default()),
             other => panic!("served API {other:?} has no default here: add it"),
         }
     }

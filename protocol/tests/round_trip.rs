@@ -169,6 +169,14 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
             }
             RequestKind::InitProducerId(r)
         }
+        // A SCRAM client-first message; v0 handshakes are followed by bare tokens instead.
+        ApiKey::SaslHandshake => RequestKind::SaslHandshake(
+            SaslHandshakeRequest::default().with_mechanism(s("SCRAM-SHA-256")),
+        ),
+        ApiKey::SaslAuthenticate => RequestKind::SaslAuthenticate(
+            SaslAuthenticateRequest::default()
+                .with_auth_bytes(Bytes::from_static(b"n,,n=alice,r=fyko+d2lbbFgONRv9qkxdawL")),
+        ),
         other => group_request_sample(other, v)
             .or_else(|| admin_request_sample(other, v))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
@@ -333,6 +341,25 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
                 .with_producer_id(ProducerId(4000))
                 .with_producer_epoch(0),
         ),
+        ApiKey::SaslHandshake => ResponseKind::SaslHandshake(
+            SaslHandshakeResponse::default()
+                .with_error_code(0)
+                .with_mechanisms(vec![s("SCRAM-SHA-256"), s("SCRAM-SHA-512"), s("PLAIN")]),
+        ),
+        ApiKey::SaslAuthenticate => {
+            let mut r = SaslAuthenticateResponse::default()
+                .with_error_code(58)
+                .with_error_message(Some(s(
+                    "Authentication failed: Invalid username or password",
+                )))
+                .with_auth_bytes(Bytes::from_static(
+                    b"r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096",
+                ));
+            if v >= 1 {
+                r = r.with_session_lifetime_ms(0);
+            }
+            ResponseKind::SaslAuthenticate(r)
+        }
         other => group_response_sample(other, v)
             .or_else(|| admin_response_sample(other, v))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),

@@ -18,6 +18,10 @@ use std::fmt::Display;
 use std::ops::RangeInclusive;
 
 use super::ServeArgs;
+use crate::security::credentials::parse_scram_user;
+use crate::security::listeners::parse_list;
+use crate::security::principal::MappingRules;
+use crate::security::sasl::{parse_mechanisms, SaslMechanism};
 
 /// A week, in milliseconds: the longest period any periodic task may be given (a timer past
 /// it is a typo, and `Instant + period` must not overflow).
@@ -175,7 +179,118 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
                 .filter(|s| !is_host_port(s))
                 .map(|s| format!("{s:?}"))
         }),
+        Rule::new(
+            "--listeners",
+            "PROTOCOL://HOST:PORT,... (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL, each once)",
+            |a: &ServeArgs| {
+                a.listeners
+                    .as_ref()
+                    .filter(|s| parse_list(s).is_err())
+                    .map(|s| format!("{s:?}"))
+            },
+        ),
+        Rule::new(
+            "--advertised-listeners",
+            "PROTOCOL://HOST:PORT,... each protocol once, with a port, and one of the listeners'",
+            |a: &ServeArgs| {
+                let s = a.advertised_listeners.as_ref()?;
+                let listeners = a.listener_addrs();
+                let fits = parse_list(s).is_ok_and(|advertised| {
+                    advertised
+                        .iter()
+                        .all(|x| x.port != 0 && listeners.iter().any(|l| l.protocol == x.protocol))
+                });
+                (!fits).then(|| format!("{s:?}"))
+            },
+        ),
         Rule::at_least("--node-id", 0, |a: &ServeArgs| a.node_id),
+        // --- TLS and SASL (src/security) ---
+        Rule::new(
+            "--ssl-cert",
+            "given (with --ssl-key) when an SSL or SASL_SSL listener exists",
+            |a: &ServeArgs| {
+                let tls = a.listener_addrs().iter().any(|l| l.protocol.is_tls());
+                (tls && a.security.ssl_cert.is_none()).then(|| "nothing".to_owned())
+            },
+        ),
+        Rule::new(
+            "--ssl-key",
+            "given exactly when --ssl-cert is",
+            |a: &ServeArgs| {
+                let s = &a.security;
+                (s.ssl_cert.is_some() != s.ssl_key.is_some()).then(|| {
+                    s.ssl_key.as_ref().map_or("nothing".to_owned(), |p| {
+                        format!("{:?}", p.display().to_string())
+                    })
+                })
+            },
+        ),
+        Rule::new(
+            "--ssl-client-ca",
+            "given only with --ssl-cert",
+            |a: &ServeArgs| {
+                let s = &a.security;
+                s.ssl_client_ca
+                    .as_ref()
+                    .filter(|_| s.ssl_cert.is_none())
+                    .map(|p| format!("{:?}", p.display().to_string()))
+            },
+        ),
+        Rule::new(
+            "--ssl-principal-mapping-rules",
+            "DEFAULT or RULE:pattern/replacement/[LU], comma-separated",
+            |a: &ServeArgs| {
+                let r = &a.security.ssl_principal_mapping_rules;
+                MappingRules::parse(r).is_err().then(|| format!("{r:?}"))
+            },
+        ),
+        Rule::new(
+            "--sasl-enabled-mechanisms",
+            "a list of SCRAM-SHA-256, SCRAM-SHA-512, PLAIN, each once",
+            |a: &ServeArgs| {
+                let m = &a.security.sasl_enabled_mechanisms;
+                parse_mechanisms(m).is_none().then(|| format!("{m:?}"))
+            },
+        ),
+        Rule::new(
+            "--sasl-plain-users",
+            "given when PLAIN is enabled and a SASL listener exists",
+            |a: &ServeArgs| {
+                let s = &a.security;
+                let sasl = a.listener_addrs().iter().any(|l| l.protocol.is_sasl());
+                let plain = parse_mechanisms(&s.sasl_enabled_mechanisms)
+                    .is_some_and(|m| m.contains(&SaslMechanism::Plain));
+                (sasl && plain && s.sasl_plain_users.is_none()).then(|| "nothing".to_owned())
+            },
+        ),
+        Rule::new(
+            "--scram-user",
+            "NAME:SCRAM-SHA-256:PASSWORD or NAME:SCRAM-SHA-512:PASSWORD",
+            |a: &ServeArgs| {
+                a.security
+                    .scram_users
+                    .iter()
+                    .find(|u| parse_scram_user(&u.0).is_none())
+                    // The name only: a password never reaches a message.
+                    .map(|u| format!("one for {:?}", u.name()))
+            },
+        ),
+        Rule::range(
+            "--scram-iterations",
+            crate::security::scram::ITERATIONS_MIN..=crate::security::scram::ITERATIONS_MAX,
+            |a: &ServeArgs| a.security.scram_iterations,
+        ),
+        Rule::range(
+            "--connection-failed-authentication-delay-ms",
+            0..=crate::security::args::FAILED_AUTHENTICATION_DELAY_MS_MAX,
+            |a: &ServeArgs| a.security.connection_failed_authentication_delay_ms,
+        ),
+        Rule::range(
+            "--authentication-timeout-ms",
+            crate::security::args::AUTHENTICATION_TIMEOUT_MS_MIN
+                ..=crate::security::args::AUTHENTICATION_TIMEOUT_MS_MAX,
+            |a: &ServeArgs| a.security.authentication_timeout_ms,
+        ),
         // --- topics and the data plane ---
         Rule::range(
             "--num-partitions",
@@ -499,6 +614,55 @@ mod tests {
     rejects!(advertise_is_host_port, "--advertise",
         bad: [["--advertise", "nonsense"], ["--advertise", "h:0"], ["--advertise", ":9092"]],
         good: [["--advertise", "kafka.example:19092"], ["--advertise", "[::1]:9092"]]);
+    rejects!(listeners_are_protocol_host_port, "--listeners",
+        bad: [["--listeners", "TLS://h:1"], ["--listeners", "SSL://h"],
+              ["--listeners", "PLAINTEXT://h:1,PLAINTEXT://h:2"], ["--listeners", ","]],
+        good: [["--listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://[::1]:9094"]]);
+    rejects!(advertised_listeners_name_a_listener, "--advertised-listeners",
+        bad: [["--advertised-listeners", "SSL://h:9093"],
+              ["--listeners", "SASL_PLAINTEXT://0.0.0.0:0", "--advertised-listeners", "SASL_PLAINTEXT://h:0"],
+              ["--advertised-listeners", "PLAINTEXT://h"]],
+        good: [["--advertised-listeners", "PLAINTEXT://kafka.example:9092"],
+               ["--listeners", "PLAINTEXT://0.0.0.0:0,SASL_PLAINTEXT://0.0.0.0:0",
+                "--advertised-listeners", "SASL_PLAINTEXT://k:1"]]);
+    rejects!(tls_listeners_need_a_certificate, "--ssl-cert",
+        bad: [["--listeners", "SSL://127.0.0.1:0"],
+              ["--listeners", "PLAINTEXT://h:0,SASL_SSL://h:0"]],
+        good: [["--listeners", "SSL://h:0", "--ssl-cert", "c.pem", "--ssl-key", "k.pem"],
+               ["--listeners", "SASL_PLAINTEXT://h:0"]]);
+    rejects!(ssl_key_comes_with_the_certificate, "--ssl-key",
+        bad: [["--ssl-cert", "c.pem"], ["--ssl-key", "k.pem"]],
+        good: [["--ssl-cert", "c.pem", "--ssl-key", "k.pem"]]);
+    rejects!(ssl_client_ca_needs_a_certificate, "--ssl-client-ca",
+        bad: [["--ssl-client-ca", "ca.pem"]],
+        good: [["--ssl-client-ca", "ca.pem", "--ssl-cert", "c.pem", "--ssl-key", "k.pem"]]);
+    rejects!(principal_mapping_rules_parse, "--ssl-principal-mapping-rules",
+        bad: [["--ssl-principal-mapping-rules", "RULE:^CN=(.*$/$1/"],
+              ["--ssl-principal-mapping-rules", "NONE"]],
+        good: [["--ssl-principal-mapping-rules", "RULE:^CN=(.*?),OU=(.*?)$/$1/L,DEFAULT"]]);
+    rejects!(sasl_mechanisms_are_known, "--sasl-enabled-mechanisms",
+        bad: [["--sasl-enabled-mechanisms", "GSSAPI"], ["--sasl-enabled-mechanisms", ""],
+              ["--sasl-enabled-mechanisms", "PLAIN,PLAIN"]],
+        good: [["--sasl-enabled-mechanisms", "PLAIN,SCRAM-SHA-512"]]);
+    rejects!(plain_needs_its_users, "--sasl-plain-users",
+        bad: [["--listeners", "SASL_PLAINTEXT://h:0", "--sasl-enabled-mechanisms", "PLAIN"]],
+        good: [["--listeners", "SASL_PLAINTEXT://h:0", "--sasl-enabled-mechanisms", "PLAIN",
+                "--sasl-plain-users", "users"],
+               ["--sasl-enabled-mechanisms", "PLAIN"]]);
+    rejects!(scram_users_are_name_mechanism_password, "--scram-user",
+        bad: [["--scram-user", "alice:SCRAM-SHA-1:pw"], ["--scram-user", "alice:pw"],
+              ["--scram-user", "a:SCRAM-SHA-256:pw", "--scram-user", ":SCRAM-SHA-256:pw"]],
+        good: [["--scram-user", "alice:SCRAM-SHA-256:p:w", "--scram-user", "b:SCRAM-SHA-512:x"]]);
+    rejects!(scram_iterations_are_kafkas, "--scram-iterations",
+        bad: [["--scram-iterations", "4095"], ["--scram-iterations", "16385"]],
+        good: [["--scram-iterations", "4096"], ["--scram-iterations", "16384"]]);
+    rejects!(failed_authentication_delay_is_bounded, "--connection-failed-authentication-delay-ms",
+        bad: [["--connection-failed-authentication-delay-ms", "60001"]],
+        good: [["--connection-failed-authentication-delay-ms", "0"],
+               ["--connection-failed-authentication-delay-ms", "60000"]]);
+    rejects!(authentication_timeout_is_bounded, "--authentication-timeout-ms",
+        bad: [["--authentication-timeout-ms", "99"], ["--authentication-timeout-ms", "3600001"]],
+        good: [["--authentication-timeout-ms", "100"], ["--authentication-timeout-ms", "3600000"]]);
     rejects!(node_id_is_not_negative, "--node-id",
         bad: [["--node-id=-1"]], good: [["--node-id", "0"]]);
     rejects!(num_partitions_is_bounded, "--num-partitions",

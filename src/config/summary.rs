@@ -19,7 +19,7 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
         None => "fsync before every acknowledgement".to_string(),
         Some(d) => format!("acknowledge at once, fsync every {} ms", d.as_millis()),
     };
-    vec![
+    let mut out = vec![
         format!(
             "node: id {}, data dir {}, advertised {}:{}",
             config.node_id,
@@ -66,7 +66,38 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             config.lag.groups_max,
             config.lag.partitions_max
         ),
-    ]
+    ];
+    // Only when there is more to say than one PLAINTEXT listener (the default reads as before).
+    let secured = config
+        .listeners
+        .iter()
+        .any(|l| l.protocol != crate::security::listeners::SecurityProtocol::Plaintext);
+    if secured || config.listeners.len() > 1 {
+        let listeners: Vec<String> = config
+            .listeners
+            .iter()
+            .map(|l| format!("{}://{}:{}", l.protocol, l.host, l.port))
+            .collect();
+        let sec = &args.security;
+        // Names and counts only: never a password or a hash.
+        out.push(format!(
+            "security: advertised {}, SASL {}, {} SCRAM users, PLAIN users {}, client certs {}",
+            listeners.join(","),
+            sec.sasl_enabled_mechanisms,
+            sec.scram_users.len(),
+            if sec.sasl_plain_users.is_some() {
+                "from file"
+            } else {
+                "none"
+            },
+            if sec.ssl_client_ca.is_some() {
+                "required on SSL"
+            } else {
+                "not asked"
+            },
+        ));
+    }
+    out
 }
 
 /// `512 MiB` when a whole number of MiB, else bytes.

@@ -51,7 +51,8 @@ pub fn handle(ctx: &RequestContext, req: DescribeClusterRequest) -> DescribeClus
             .with_error_message(Some(StrBytes::from_string(message)));
     }
     let cluster = &ctx.broker.cluster;
-    let brokers: Vec<DescribeClusterBroker> = cluster
+    // This node at the advertised address of the listener the request came in on.
+    let brokers: Vec<DescribeClusterBroker> = ctx
         .brokers()
         .into_iter()
         .map(|b| {

@@ -84,9 +84,7 @@ fn locate(ctx: &RequestContext, key_type: i8) -> Result<BrokerEndpoint, (i16, St
             "no Raft leader holding its lease is known".into(),
         )));
     };
-    ctx.broker
-        .cluster
-        .brokers()
+    ctx.brokers()
         .into_iter()
         .find(|b| u64::try_from(b.node_id.0).ok() == Some(leader.node_id))
         .ok_or_else(|| {

@@ -44,7 +44,7 @@ pub async fn handle(ctx: &RequestContext, req: MetadataRequest) -> MetadataRespo
     let cluster = &broker.cluster;
     let live: BTreeSet<i32> = broker.node_ids().into_iter().collect();
 
-    let brokers = cluster
+    let brokers = ctx
         .brokers()
         .into_iter()
         .map(|b| {

@@ -15,6 +15,8 @@ use kafka_protocol::messages::{ApiKey, RequestKind, ResponseKind};
 use protocol::ErrorCode;
 
 use crate::broker::Broker;
+use crate::cluster::BrokerEndpoint;
+use crate::config::AdvertisedListener;
 
 pub mod alter_configs;
 pub mod api_versions;
@@ -49,6 +51,7 @@ pub mod offset_delete;
 pub mod offset_fetch;
 pub mod offset_for_leader_epoch;
 pub mod produce;
+pub mod sasl;
 pub mod sync_group;
 
 /// What a handler knows about the request besides its body.
@@ -66,9 +69,26 @@ pub struct RequestContext {
     pub correlation_id: i32,
     /// The client's address.
     pub peer: SocketAddr,
+    /// The listener the request came in on, as its clients are told to reach this node.
+    pub listener: Arc<AdvertisedListener>,
+    /// Who the client authenticated as (`User:ANONYMOUS` without authentication).
+    pub principal: Arc<crate::security::principal::Principal>,
 }
 
 impl RequestContext {
+    /// The cluster's brokers as this client is told of them: this node at the advertised
+    /// address of the listener the request came in on, the others as the membership records
+    /// them.
+    pub fn brokers(&self) -> Vec<BrokerEndpoint> {
+        let me = self.broker.cluster.local_node_id();
+        let mut brokers = self.broker.cluster.brokers();
+        for b in brokers.iter_mut().filter(|b| b.node_id == me) {
+            b.host.clone_from(&self.listener.host);
+            b.port = self.listener.port;
+        }
+        brokers
+    }
+
     /// Records `code` in the per-API error counters and returns its wire value: handlers write
     /// every error code through here so `/metrics` counts them.
     pub fn error(&self, code: ErrorCode) -> i16 {
@@ -190,6 +210,10 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::OffsetForLeaderEpoch(r) => {
             ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(ctx, r).await)
         }
+        RequestKind::SaslHandshake(r) => ResponseKind::SaslHandshake(sasl::handshake(ctx, r)),
+        RequestKind::SaslAuthenticate(r) => {
+            ResponseKind::SaslAuthenticate(sasl::authenticate(ctx, r))
+        }
         // `decode_request` only yields APIs listed in `protocol::SUPPORTED_APIS`, and each of
         // them has an arm above; `dispatch_covers_every_served_api` holds that invariant.
         _ => return Err(NotServed(api_name(ctx.api_key))),
@@ -230,6 +254,8 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::OffsetForLeaderEpoch => "OffsetForLeaderEpoch",
         ApiKey::DescribeCluster => "DescribeCluster",
         ApiKey::DescribeTopicPartitions => "DescribeTopicPartitions",
+        ApiKey::SaslHandshake => "SaslHandshake",
+        ApiKey::SaslAuthenticate => "SaslAuthenticate",
         _ => "Other",
     }
 }
@@ -304,6 +330,8 @@ pub(crate) mod test_support {
             client_id: "test".into(),
             correlation_id: 1,
             peer: "127.0.0.1:1".parse().unwrap(),
+            listener: Arc::new(broker.config.listeners[0].clone()),
+            principal: Arc::new(crate::security::principal::Principal::anonymous()),
         }
     }
 
@@ -375,6 +403,10 @@ pub(crate) mod test_support {
             }
             ApiKey::DescribeTopicPartitions => {
                 RequestKind::DescribeTopicPartitions(DescribeTopicPartitionsRequest::default())
+            }
+            ApiKey::SaslHandshake => RequestKind::SaslHandshake(SaslHandshakeRequest::default()),
+            ApiKey::SaslAuthenticate => {
+                RequestKind::SaslAuthenticate(SaslAuthenticateRequest::default())
             }
             other => panic!("add a default request for {other:?}"),
         }

@@ -31,18 +31,21 @@ use bytes::Bytes;
 use protocol::frame::FrameError;
 use protocol::request::{decode_request, RequestError};
 use protocol::splice::{Chunks, SplicedFrame};
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tracing::Instrument;
 
+use super::authenticate::{self, After, Gate};
 use super::frame_reader::{FrameReader, ReadError, ReadTimeouts};
 use super::front::Front;
+use super::listener::Listener;
 use super::request_memory::RequestBytes;
-use super::send_records::{write_all_within, write_spliced, SendError};
+use super::send_records::{write_all_within, write_spliced, SendError, Transport};
 use crate::broker::Broker;
 use crate::data::FetchRecords;
 use crate::handlers::{self, api_name, loading, produce, Reply, RequestContext};
 use crate::metrics as m;
+use crate::security::principal::Principal;
+use crate::security::sasl::{self, SaslSession};
 use kafka_protocol::messages::RequestKind;
 
 /// Produce requests of one connection written but not yet acknowledged, at most. Clients
@@ -71,6 +74,9 @@ pub enum ConnectionError {
     /// A response the codec refused (a bug; the client could not read a partial answer).
     #[error(transparent)]
     Encode(#[from] protocol::EncodeError),
+    /// The TLS handshake and SASL exchange did not finish within `--authentication-timeout-ms`.
+    #[error("not authenticated within {0:?}")]
+    AuthenticationTimeout(Duration),
     /// Records a Fetch located in a segment file changed or vanished before they were sent:
     /// closing is the only way not to send a short or wrong frame.
     #[error("fetch answer abandoned: {0}")]
@@ -114,32 +120,56 @@ impl ConnectionError {
             ConnectionError::Read(ReadError::Idle(_)) => Some("idle"),
             ConnectionError::Read(ReadError::SlowRequest(_)) => Some("receive_timeout"),
             ConnectionError::SendStalled(_) => Some("send_timeout"),
+            ConnectionError::AuthenticationTimeout(_) => Some("authentication_timeout"),
             _ => None,
         }
     }
 }
 
-/// Serves `stream` until the peer leaves, sends something unservable, or shutdown begins.
-pub async fn serve(
-    stream: TcpStream,
+/// Serves `stream` (plain TCP or TLS, accepted on `listener`) until the peer leaves, sends
+/// something unservable, or shutdown begins.
+///
+/// `principal` is who the transport says the client is (`User:ANONYMOUS`, or a client
+/// certificate's); on a SASL listener the connection must authenticate first, within the
+/// authentication timeout counted from `accepted`.
+pub async fn serve<S: Transport>(
+    stream: S,
     peer: SocketAddr,
+    listener: Arc<Listener>,
     front: Arc<Front>,
     mut shutdown: watch::Receiver<bool>,
+    principal: Principal,
+    accepted: Instant,
 ) {
-    let _ = stream.set_nodelay(true);
     let limits = front.limits();
+    let (auth, auth_deadline, first_max_frame) = match &listener.sasl {
+        Some(sasl) => (
+            Auth::Sasl(Box::default()),
+            Some((accepted + sasl.timeout).into()),
+            limits.max_frame_bytes.min(sasl::MAX_RECEIVE_BYTES),
+        ),
+        None => (
+            Auth::Done(Arc::new(principal)),
+            None,
+            limits.max_frame_bytes,
+        ),
+    };
     let mut conn = Connection {
         stream,
         peer,
+        listener,
         reader: FrameReader::new(
             front.request_memory().connection(),
-            limits.max_frame_bytes,
+            first_max_frame,
             ReadTimeouts {
                 idle: limits.idle_timeout,
                 receive: limits.receive_timeout,
             },
         ),
         send_timeout: limits.send_timeout,
+        max_frame_bytes: limits.max_frame_bytes,
+        auth,
+        auth_deadline,
     };
     let result = conn.run(&front, &mut shutdown).await;
     match result {
@@ -151,6 +181,9 @@ pub async fn serve(
                     "idle" => "idle too long (--connections-max-idle-ms)",
                     "receive_timeout" => {
                         "a request arrived too slowly (--request-receive-timeout-ms)"
+                    }
+                    "authentication_timeout" => {
+                        "not authenticated in time (--authentication-timeout-ms)"
                     }
                     _ => "the client stopped reading its answers (--connections-send-timeout-ms)",
                 };
@@ -172,12 +205,26 @@ pub async fn serve(
     }
 }
 
-struct Connection {
-    stream: TcpStream,
+struct Connection<S> {
+    stream: S,
     peer: SocketAddr,
+    /// The listener it came in on: what it is told about this node, how it authenticates.
+    listener: Arc<Listener>,
     reader: FrameReader,
     /// Longest wait for the client to take a byte of an answer.
     send_timeout: Duration,
+    /// `--max-frame-bytes`, once authenticated.
+    max_frame_bytes: usize,
+    /// Who the client is, or the SASL exchange that will say.
+    auth: Auth,
+    /// Until authenticated: by when (from accept).
+    auth_deadline: Option<tokio::time::Instant>,
+}
+
+/// Who a connection is.
+enum Auth {
+    Done(Arc<Principal>),
+    Sasl(Box<SaslSession>),
 }
 
 /// What a finished request sends.
@@ -196,7 +243,7 @@ type Pending = (
     RequestBytes,
 );
 
-impl Connection {
+impl<S: Transport> Connection<S> {
     async fn run(
         &mut self,
         front: &Arc<Front>,
@@ -221,7 +268,7 @@ impl Connection {
                     }
                     frame = self.reader.next(&mut self.stream, shutdown), if can_read => frame?,
                 },
-                None => self.reader.next(&mut self.stream, shutdown).await?,
+                None => self.read_frame(shutdown).await?,
             };
             let Some(frame) = next else {
                 self.drain(&mut pending).await?;
@@ -229,6 +276,15 @@ impl Connection {
             };
             // Dropped once this request's answer is out (a Produce carries it into `pending`).
             let held = frame.held;
+            if let (Auth::Sasl(session), Some(sasl)) = (&mut self.auth, &self.listener.sasl) {
+                if session.expects_raw_token() {
+                    let gate = authenticate::raw_token(session, sasl, &frame.bytes);
+                    if self.pass_gate(gate).await? {
+                        continue;
+                    }
+                    return Ok(());
+                }
+            }
             let request = match decode_request(frame.bytes) {
                 Ok(r) => r,
                 Err(RequestError::ApiVersionsTooNew { peek }) => {
@@ -250,6 +306,20 @@ impl Connection {
                     return Err(e.into());
                 }
             };
+            let request = match (&mut self.auth, &self.listener.sasl) {
+                (Auth::Sasl(session), Some(sasl)) => {
+                    match authenticate::request(session, sasl, request)? {
+                        Gate::Pass(request) => *request,
+                        gate => {
+                            if self.pass_gate(gate).await? {
+                                continue;
+                            }
+                            return Ok(());
+                        }
+                    }
+                }
+                _ => request,
+            };
             let api = request.api_key;
             let (version, correlation_id) = (request.version(), request.correlation_id());
             let client_id = request.client_id().to_string();
@@ -260,7 +330,11 @@ impl Connection {
             }
             let broker = match &ready {
                 Some(broker) => broker.clone(),
-                None => match loading::answer(version, body, front.loading_as()) {
+                None => match loading::answer(
+                    version,
+                    body,
+                    &self.listener.loading_as(front.loading_as()),
+                ) {
                     loading::WhileLoading::Answer(response) => {
                         metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
                         let frame =
@@ -284,6 +358,12 @@ impl Connection {
                 client_id,
                 correlation_id,
                 peer: self.peer,
+                listener: self.listener.advertised.clone(),
+                principal: match &self.auth {
+                    Auth::Done(p) => p.clone(),
+                    // Only ApiVersions passes the gate before authentication.
+                    Auth::Sasl(_) => Arc::new(Principal::anonymous()),
+                },
             };
             let span = tracing::info_span!(
                 "request",
@@ -330,10 +410,80 @@ impl Connection {
         }
     }
 
+    /// The next frame; before authentication, within the authentication deadline.
+    async fn read_frame(
+        &mut self,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Result<Option<super::frame_reader::Frame>, ConnectionError> {
+        match self.auth_deadline {
+            None => Ok(self.reader.next(&mut self.stream, shutdown).await?),
+            Some(at) => {
+                let timeout = self
+                    .listener
+                    .sasl
+                    .as_ref()
+                    .map_or(Duration::ZERO, |s| s.timeout);
+                match tokio::time::timeout_at(at, self.reader.next(&mut self.stream, shutdown))
+                    .await
+                {
+                    Ok(frame) => Ok(frame?),
+                    Err(_) => Err(ConnectionError::AuthenticationTimeout(timeout)),
+                }
+            }
+        }
+    }
+
+    /// Acts on the SASL gate's answer: true to read on, false to close.
+    async fn pass_gate(&mut self, gate: Gate) -> Result<bool, ConnectionError> {
+        let Gate::Answer { frame, then } = gate else {
+            return Ok(true);
+        };
+        let mechanism_log = |outcome: &'static str| {
+            metrics::counter!(m::AUTHENTICATIONS_TOTAL, "result" => outcome).increment(1);
+        };
+        match then {
+            After::Continue => {
+                if let Some(frame) = frame {
+                    self.write_frame(frame).await?;
+                }
+                Ok(true)
+            }
+            After::Authenticated(principal) => {
+                if let Some(frame) = frame {
+                    self.write_frame(frame).await?;
+                }
+                mechanism_log("ok");
+                tracing::debug!(peer = %self.peer, %principal, "authenticated");
+                self.auth = Auth::Done(Arc::new(principal));
+                self.auth_deadline = None;
+                self.reader.set_max_frame_bytes(self.max_frame_bytes);
+                Ok(true)
+            }
+            After::Close {
+                delay,
+                reason,
+                outcome,
+            } => {
+                mechanism_log(outcome);
+                // One line per refused connection; Kafka's delay makes guessing slow, and the
+                // connection keeps its slot meanwhile.
+                tracing::info!(peer = %self.peer, listener = %self.listener.protocol, %reason,
+                    "closing connection: authentication refused");
+                tokio::time::sleep(delay).await;
+                if let Some(frame) = frame {
+                    // The client may be gone already; the close is what matters.
+                    let _ = self.write_frame(frame).await;
+                }
+                Ok(false)
+            }
+        }
+    }
+
     /// Writes one encoded frame, bounded by the send timeout.
     async fn write_frame(&mut self, frame: Bytes) -> Result<(), ConnectionError> {
         let mut chunks = Chunks::single(frame);
         write_all_within(&mut self.stream, &mut chunks, self.send_timeout).await?;
+        self.stream.flush_within(self.send_timeout).await?;
         Ok(())
     }
 
@@ -351,6 +501,7 @@ impl Connection {
             Outgoing::Frame(mut frame) => {
                 // One vectored write per batch of chunks: spliced records are not copied.
                 write_all_within(&mut self.stream, &mut frame, self.send_timeout).await?;
+                self.stream.flush_within(self.send_timeout).await?;
                 Ok(true)
             }
             Outgoing::Spliced(frame) => {

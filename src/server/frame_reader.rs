@@ -99,6 +99,12 @@ impl FrameReader {
         }
     }
 
+    /// Changes the largest frame accepted (a SASL listener reads small frames only until the
+    /// connection has authenticated).
+    pub fn set_max_frame_bytes(&mut self, max_frame_bytes: usize) {
+        self.max_frame_bytes = max_frame_bytes;
+    }
+
     /// Whether bytes of a next request are already here (the client is pipelining).
     pub fn has_buffered(&self) -> bool {
         !self.buf.is_empty()

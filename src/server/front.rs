@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 
 use super::limits::ConnectionLimits;
 use super::request_memory::RequestMemory;
@@ -20,6 +20,8 @@ pub struct Front {
     limits: ConnectionLimits,
     /// Bytes of requests read and not yet answered, over every connection.
     request_memory: Arc<RequestMemory>,
+    /// `--max-connections`, over every listener.
+    connection_permits: Arc<Semaphore>,
 }
 
 /// Held by startup: makes the broker ready (dropping it unready closes waiting connections).
@@ -44,6 +46,7 @@ impl Front {
                 limits.queued_max_request_bytes,
                 limits.queued_max_request_bytes_per_connection,
             ),
+            connection_permits: Arc::new(Semaphore::new(limits.max_connections)),
         };
         (Arc::new(front), Publish(tx))
     }
@@ -78,6 +81,11 @@ impl Front {
     /// The broker-wide request memory.
     pub fn request_memory(&self) -> &Arc<RequestMemory> {
         &self.request_memory
+    }
+
+    /// One permit per open connection, over every listener.
+    pub fn connection_permits(&self) -> &Arc<Semaphore> {
+        &self.connection_permits
     }
 
     pub fn max_connections(&self) -> usize {

@@ -16,10 +16,12 @@
 //!
 //! `serve_main` is `cohort serve`: it runs the same `Server` until SIGINT or SIGTERM.
 
+pub mod authenticate;
 pub mod connection;
 pub mod frame_reader;
 pub mod front;
 pub mod limits;
+pub mod listener;
 pub mod request_memory;
 pub mod send_records;
 
@@ -30,7 +32,7 @@ use std::time::Duration;
 
 use kafka_protocol::messages::BrokerId;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::broker::Broker;
@@ -44,6 +46,7 @@ use crate::lock::{DataDirLock, LockError};
 use crate::metrics as m;
 use crate::readiness::Readiness;
 use crate::replicated::catalog::{RaftCatalog, RaftCluster};
+use crate::security::listeners::{ListenerAddr, SecurityProtocol};
 use front::Front;
 
 /// Longest wait for in-flight requests at shutdown before their connections are cut.
@@ -72,9 +75,20 @@ pub enum ServerStartError {
     /// A flag value is out of range.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The TLS files or the credentials cannot be loaded.
+    #[error(transparent)]
+    Security(#[from] crate::security::SecurityError),
     /// The partition directory could not be prepared.
     #[error("preparing topic data: {0}")]
     Data(#[from] compaction::LogError),
+    /// A Kafka listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    BindListener {
+        /// The address, as given.
+        addr: String,
+        /// The cause.
+        source: std::io::Error,
+    },
     /// A listener could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -88,6 +102,8 @@ pub enum ServerStartError {
 /// A running broker, in this process.
 pub struct Server {
     kafka_addr: SocketAddr,
+    /// Every Kafka listener and where it is bound (the first is `kafka_addr`).
+    listeners: Vec<(SecurityProtocol, SocketAddr)>,
     http_addr: SocketAddr,
     broker: Arc<Broker>,
     groups: Arc<GroupCoordinator>,
@@ -96,7 +112,8 @@ pub struct Server {
     /// Moves aside directories no topic owns, once this node has caught up with the leader.
     reconcile_task: tokio::task::JoinHandle<()>,
     shutdown_tx: watch::Sender<bool>,
-    kafka_task: tokio::task::JoinHandle<()>,
+    /// One accept loop per listener.
+    kafka_tasks: Vec<tokio::task::JoinHandle<()>>,
     http_task: tokio::task::JoinHandle<()>,
     /// Polls log offsets and samples lag while this node is the coordinator.
     lag_task: tokio::task::JoinHandle<()>,
@@ -125,19 +142,14 @@ impl Server {
         // A command line that cannot run creates no file and binds no port.
         args.validate()?;
         let lock = DataDirLock::acquire(&args.data_dir)?;
-        let kafka_listener =
-            TcpListener::bind(args.listen)
-                .await
-                .map_err(|source| ServerStartError::Bind {
-                    addr: args.listen,
-                    source,
-                })?;
-        let kafka_addr = kafka_listener
-            .local_addr()
-            .map_err(|source| ServerStartError::Bind {
-                addr: args.listen,
-                source,
-            })?;
+        let mut kafka_listeners = Vec::new();
+        let mut bound = Vec::new();
+        for l in args.listener_addrs() {
+            let (socket, addr) = bind_listener(&l).await?;
+            kafka_listeners.push(socket);
+            bound.push(addr);
+        }
+        let kafka_addr = bound[0];
         let http_listener =
             TcpListener::bind(args.http)
                 .await
@@ -151,7 +163,8 @@ impl Server {
                 addr: args.http,
                 source,
             })?;
-        let config = BrokerConfig::resolve(&args, kafka_addr)?;
+        let config = BrokerConfig::resolve_bound(&args, &bound)?;
+        let security = crate::security::Security::load(&args.security)?;
         tracing::info!(version = env!("CARGO_PKG_VERSION"), %kafka_addr, %http_addr, "cohort starting");
         for line in crate::config::summary::lines(&args, &config) {
             tracing::info!("{line}");
@@ -171,7 +184,22 @@ impl Server {
             LoadingNode::ClusterMember
         };
         let (front, publish) = Front::new(loading_as, config.connection_limits);
-        let kafka_task = tokio::spawn(run(kafka_listener, front, shutdown_rx.clone()));
+        let mut listeners = Vec::new();
+        let mut kafka_tasks = Vec::new();
+        for ((socket, addr), advertised) in kafka_listeners
+            .into_iter()
+            .zip(&bound)
+            .zip(&config.listeners)
+        {
+            listeners.push((advertised.protocol, *addr));
+            let listener = Arc::new(security.listener(advertised.clone()));
+            kafka_tasks.push(tokio::spawn(run(
+                socket,
+                listener,
+                front.clone(),
+                shutdown_rx.clone(),
+            )));
+        }
         let readiness = Arc::new(Readiness::default());
         readiness.listening();
         // HTTP answers from now on: /healthz says the process is alive and /readyz what it
@@ -311,13 +339,14 @@ impl Server {
             node_id = broker.config.node_id, "cohort started");
         Ok(Server {
             kafka_addr,
+            listeners,
             http_addr,
             broker,
             groups,
             deletions_task,
             reconcile_task,
             shutdown_tx,
-            kafka_task,
+            kafka_tasks,
             http_task,
             lag_task,
             maintenance_task,
@@ -329,6 +358,11 @@ impl Server {
     /// Where the Kafka protocol listens.
     pub fn kafka_addr(&self) -> SocketAddr {
         self.kafka_addr
+    }
+
+    /// Every Kafka listener's protocol and bound address, in `--listeners` order.
+    pub fn listeners(&self) -> &[(SecurityProtocol, SocketAddr)] {
+        &self.listeners
     }
 
     /// Where `/healthz` and `/metrics` are served.
@@ -351,8 +385,10 @@ impl Server {
     pub async fn shutdown(self) {
         self.readiness.stopping();
         let _ = self.shutdown_tx.send(true);
-        if self.kafka_task.await.is_err() {
-            tracing::error!("the accept loop panicked");
+        for task in self.kafka_tasks {
+            if task.await.is_err() {
+                tracing::error!("the accept loop panicked");
+            }
         }
         let _ = self.http_task.await;
         let _ = self.lag_task.await;
@@ -374,17 +410,35 @@ impl Server {
     }
 }
 
-/// The accept loop (mini-redis shape): one task per connection, at most
-/// `max_connections` at once, until `shutdown` flips; then waits for the connection tasks.
-pub async fn run(listener: TcpListener, front: Arc<Front>, mut shutdown: watch::Receiver<bool>) {
+/// Binds one Kafka listener.
+async fn bind_listener(l: &ListenerAddr) -> Result<(TcpListener, SocketAddr), ServerStartError> {
+    let wanted = l.host_port();
+    let failed = |source: std::io::Error| ServerStartError::BindListener {
+        addr: wanted.clone(),
+        source,
+    };
+    let socket = TcpListener::bind(wanted.as_str()).await.map_err(failed)?;
+    let addr = socket.local_addr().map_err(failed)?;
+    Ok((socket, addr))
+}
+
+/// The accept loop (mini-redis shape) of one listener: one task per connection, at most
+/// `max_connections` at once over every listener, until `shutdown` flips; then waits for the
+/// connection tasks.
+pub async fn run(
+    socket: TcpListener,
+    listener: Arc<listener::Listener>,
+    front: Arc<Front>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let max_connections = front.max_connections();
-    let permits = Arc::new(Semaphore::new(max_connections));
+    let permits = front.connection_permits().clone();
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             _ = shutdown.changed() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
+            accepted = socket.accept() => {
                 let (stream, peer) = match accepted {
                     Ok(a) => a,
                     Err(e) => {
@@ -399,18 +453,20 @@ pub async fn run(listener: TcpListener, front: Arc<Front>, mut shutdown: watch::
                     drop(stream);
                     continue;
                 };
+                let _ = stream.set_nodelay(true);
                 let front = front.clone();
                 let shutdown = shutdown.clone();
+                let listener = listener.clone();
                 connections.spawn(async move {
                     metrics::gauge!(m::CONNECTIONS_ACTIVE).increment(1.0);
-                    connection::serve(stream, peer, front, shutdown).await;
+                    listener.serve(stream, peer, front, shutdown).await;
                     metrics::gauge!(m::CONNECTIONS_ACTIVE).decrement(1.0);
                     drop(permit);
                 });
             }
         }
     }
-    drop(listener);
+    drop(socket);
     let drained = tokio::time::timeout(SHUTDOWN_GRACE, async {
         while connections.join_next().await.is_some() {}
     })
@@ -505,11 +561,17 @@ pub fn serve_main(args: ServeArgs) -> ExitCode {
             }
         };
         // One machine-readable line on stdout: scripts and tests learn the real ports here.
+        let listeners: Vec<String> = server
+            .listeners()
+            .iter()
+            .map(|(protocol, addr)| format!("{protocol}://{addr}"))
+            .collect();
         println!(
-            "cohort listening kafka={} http={} raft={}",
+            "cohort listening kafka={} http={} raft={} listeners={}",
             server.kafka_addr(),
             server.http_addr(),
-            server.raft_addr()
+            server.raft_addr(),
+            listeners.join(",")
         );
         let signal = signal.await;
         tracing::info!(signal, "shutting down");

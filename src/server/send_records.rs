@@ -13,6 +13,10 @@
 //! truncation since the read ends the connection instead of sending a short or changed frame
 //! (the client retries on a new connection).
 //!
+//! Over TLS the bytes must pass through the cipher, so [`Transport::send_file`] copies them
+//! from the file in chunks instead (as Kafka's `SslTransportLayer` does); plain TCP keeps
+//! `sendfile`.
+//!
 //! Every wait for the socket is bounded by the send timeout: a client that takes no byte of
 //! its answer for that long is disconnected, so it cannot hold its task, its request memory
 //! and the segment files its answer pins forever.
@@ -23,7 +27,7 @@ use std::time::Duration;
 use bytes::Buf;
 use compaction::{FileSlice, SliceCut};
 use protocol::splice::{Chunks, Piece, SplicedFrame};
-use tokio::io::{AsyncWriteExt, Interest};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 
 use crate::data::{FetchRecords, RecordPart};
@@ -56,10 +60,55 @@ pub enum SendError {
     },
 }
 
+/// Bytes of a segment file copied per write over TLS.
+const TLS_FILE_CHUNK_BYTES: usize = 256 << 10;
+
+/// A connection's byte stream: plain TCP or TLS over it. The connection code is written once
+/// over this; only how segment-file bytes leave differs.
+pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// Writes `slice` of a segment file to the peer; no progress for `stall` fails it.
+    fn send_file(
+        &mut self,
+        slice: &FileSlice,
+        stall: Duration,
+    ) -> impl std::future::Future<Output = Result<(), SendError>> + Send;
+
+    /// Pushes out what the transport still holds of an answer (TLS buffers records); nothing
+    /// to do on TCP, where every write went to the socket.
+    fn flush_within(
+        &mut self,
+        stall: Duration,
+    ) -> impl std::future::Future<Output = Result<(), SendError>> + Send;
+}
+
+impl Transport for TcpStream {
+    async fn send_file(&mut self, slice: &FileSlice, stall: Duration) -> Result<(), SendError> {
+        send_file(self, slice, stall).await
+    }
+
+    async fn flush_within(&mut self, _stall: Duration) -> Result<(), SendError> {
+        Ok(())
+    }
+}
+
+impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
+    async fn send_file(&mut self, slice: &FileSlice, stall: Duration) -> Result<(), SendError> {
+        copy_file(self, slice, stall).await
+    }
+
+    async fn flush_within(&mut self, stall: Duration) -> Result<(), SendError> {
+        match tokio::time::timeout(stall, self.flush()).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(SendError::Stalled(stall)),
+        }
+    }
+}
+
 /// Writes all of `buf` (vectored), failing with [`SendError::Stalled`] when the socket takes
-/// no byte for `stall`.
-pub async fn write_all_within<B: Buf>(
-    stream: &mut TcpStream,
+/// no byte for `stall`. A transport that buffers ([`Transport::flush_within`]) is flushed by
+/// the caller once the whole answer is written.
+pub async fn write_all_within<B: Buf, W: AsyncWrite + Unpin>(
+    stream: &mut W,
     buf: &mut B,
     stall: Duration,
 ) -> Result<(), SendError> {
@@ -75,8 +124,8 @@ pub async fn write_all_within<B: Buf>(
 }
 
 /// Writes `frame` to `stream`, every piece in order; no progress for `stall` fails it.
-pub async fn write_spliced(
-    stream: &mut TcpStream,
+pub async fn write_spliced<S: Transport>(
+    stream: &mut S,
     frame: SplicedFrame<FetchRecords>,
     stall: Duration,
 ) -> Result<(), SendError> {
@@ -90,14 +139,48 @@ pub async fn write_spliced(
                         RecordPart::Memory(b) => pending.push(b.clone()),
                         RecordPart::File(slice) => {
                             write_all_within(stream, &mut pending, stall).await?;
-                            send_file(stream, slice, stall).await?;
+                            stream.send_file(slice, stall).await?;
                         }
                     }
                 }
             }
         }
     }
-    write_all_within(stream, &mut pending, stall).await
+    write_all_within(stream, &mut pending, stall).await?;
+    stream.flush_within(stall).await
+}
+
+/// Copies `slice` through the stream in chunks (TLS: the bytes must be encrypted). The reads
+/// come from the page cache as `sendfile`'s would; a file found shorter ends the answer.
+async fn copy_file<W: AsyncWrite + Unpin>(
+    stream: &mut W,
+    slice: &FileSlice,
+    stall: Duration,
+) -> Result<(), SendError> {
+    use std::os::unix::fs::FileExt;
+    let end = slice.position() + slice.len() as u64;
+    let mut position = slice.position();
+    let mut chunk = vec![0u8; TLS_FILE_CHUNK_BYTES.min(slice.len())];
+    while position < end {
+        let want = ((end - position) as usize).min(chunk.len());
+        let buf = &mut chunk[..want];
+        match slice.with_file(|file| file.read_exact_at(buf, position)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(SendError::ShortFile {
+                    path: slice.path().to_owned(),
+                    at: position,
+                    missing: end - position,
+                })
+            }
+            Ok(Err(e)) => return Err(e.into()),
+            Err(cut) => return Err(cut.into()),
+        }
+        let mut bytes = &chunk[..want];
+        write_all_within(stream, &mut bytes, stall).await?;
+        position += want as u64;
+    }
+    Ok(())
 }
 
 /// Sends `slice` with `sendfile(2)`, waiting (at most `stall` each time) for the socket

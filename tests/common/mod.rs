@@ -33,6 +33,8 @@ pub struct Cohort {
     pub data_dir: PathBuf,
     /// Where its stderr (the log) goes.
     pub log_path: PathBuf,
+    /// Every Kafka listener, `(PROTOCOL, address)`, from the `listeners=` field.
+    pub listeners: Vec<(String, SocketAddr)>,
 }
 
 impl Cohort {
@@ -78,14 +80,36 @@ impl Cohort {
         let (child, line) = spawn_listening(cmd, &log_path)?;
         let field = |name: &str| listening_field(&line, name);
         let kafka = field("kafka=");
+        let listeners = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("listeners="))
+            .map(|l| {
+                l.split(',')
+                    .filter_map(|e| {
+                        let (p, a) = e.split_once("://")?;
+                        Some((p.to_string(), a.parse().ok()?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Cohort {
             kafka,
+            listeners,
             kafka_str: kafka.to_string(),
             http: field("http="),
             child: Some(child),
             data_dir: data_dir.to_path_buf(),
             log_path,
         })
+    }
+
+    /// The address of the listener of `protocol` (panics without one).
+    pub fn listener(&self, protocol: &str) -> SocketAddr {
+        self.listeners
+            .iter()
+            .find(|(p, _)| p == protocol)
+            .map(|(_, a)| *a)
+            .unwrap_or_else(|| panic!("no {protocol} listener in {:?}", self.listeners))
     }
 
     /// `host:port` for client configs.
