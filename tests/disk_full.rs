@@ -9,44 +9,23 @@
 
 mod cluster_support;
 mod common;
+#[path = "common/full_disk.rs"]
+mod full_disk;
 #[path = "../compaction/tests/support/tmpfs.rs"]
 mod tmpfs;
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use cluster_support::{commit, fetch_offsets, fetch_records, metadata, Conn};
-use common::raw::{batches, RawClient};
+use cluster_support::{fetch_offsets, metadata};
+use common::raw::RawClient;
 use common::Cohort;
+use full_disk::{
+    assert_reads_back, commit_once, produce_next, read_all, resumes, KAFKA_STORAGE_ERROR,
+};
 use tmpfs::Tmpfs;
 
-const KAFKA_STORAGE_ERROR: i16 = 56;
 const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-const VALUE_BYTES: usize = 64 * 1024;
 const RESERVE: u64 = 4 << 20;
-
-fn value(i: usize) -> Vec<u8> {
-    (0..VALUE_BYTES)
-        .map(|j| (i.wrapping_mul(131).wrapping_add(j) % 251) as u8)
-        .collect()
-}
-
-/// Every record of the partition, in offset order: (offset, value).
-fn read_all(addr: SocketAddr, topic: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    loop {
-        let f = fetch_records(addr, topic, 0, at).unwrap();
-        assert_eq!(f.error_code, 0, "fetch at {at}");
-        if f.records.is_empty() {
-            return out;
-        }
-        for (offset, _, v) in f.records {
-            at = offset + 1;
-            out.push((offset, v));
-        }
-    }
-}
 
 fn gauge(broker: &Cohort, kind: &str) -> f64 {
     let metrics = common::metrics::scrape(broker);
@@ -57,11 +36,6 @@ fn gauge(broker: &Cohort, kind: &str) -> f64 {
 
 fn count_lines(log: &str, needle: &str) -> usize {
     log.lines().filter(|l| l.contains(needle)).count()
-}
-
-fn commit_once(addr: SocketAddr, offset: i64) -> i16 {
-    let mut conn = Conn::open(addr, Duration::from_secs(10)).unwrap();
-    commit(&mut conn, "g", "t", 0, offset).unwrap()
 }
 
 #[test]
@@ -83,13 +57,10 @@ fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing() {
     let filler = fs.fill("filler", 10 << 20);
     let mut acked: Vec<(i64, usize)> = Vec::new();
     let refused_code = loop {
-        let i = acked.len();
-        let r = raw.produce("t", 0, batches::batch(&[&value(i)], i as i64, None));
-        if r.error_code != 0 {
-            break r.error_code;
+        match produce_next(&mut raw, &mut acked) {
+            0 => assert!(acked.len() < 1_000, "the disk never filled"),
+            code => break code,
         }
-        acked.push((r.base_offset, i));
-        assert!(acked.len() < 1_000, "the disk never filled");
     };
     assert_eq!(refused_code, KAFKA_STORAGE_ERROR);
     let free = fs.free_bytes();
@@ -145,38 +116,26 @@ fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing() {
     std::fs::remove_file(&filler2).unwrap();
     std::fs::remove_file(&filler).unwrap();
     let freed = Instant::now();
-    let first = loop {
-        let i = acked.len();
-        let r = raw.produce("t", 0, batches::batch(&[&value(i)], i as i64, None));
-        if r.error_code == 0 {
-            acked.push((r.base_offset, i));
-            break freed.elapsed();
-        }
-        assert_eq!(r.error_code, KAFKA_STORAGE_ERROR);
-        assert!(
-            freed.elapsed() < Duration::from_secs(10),
-            "produce never resumed"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let commit_resumed = loop {
-        if commit_once(addr, 3) == 0 {
-            break freed.elapsed();
-        }
-        assert!(
-            freed.elapsed() < Duration::from_secs(10),
-            "commits never resumed"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let first = resumes(
+        "produce",
+        freed,
+        Duration::from_secs(10),
+        || match produce_next(&mut raw, &mut acked) {
+            0 => true,
+            code => {
+                assert_eq!(code, KAFKA_STORAGE_ERROR);
+                false
+            }
+        },
+    );
+    let commit_resumed = resumes("commits", freed, Duration::from_secs(10), || {
+        commit_once(addr, 3) == 0
+    });
     eprintln!(
         "after space was freed: produce acknowledged in {first:?}, commit in {commit_resumed:?}"
     );
     for _ in 0..10 {
-        let i = acked.len();
-        let r = raw.produce("t", 0, batches::batch(&[&value(i)], i as i64, None));
-        assert_eq!(r.error_code, 0);
-        acked.push((r.base_offset, i));
+        assert_eq!(produce_next(&mut raw, &mut acked), 0);
     }
     common::metrics::scrape_until(&broker, Duration::from_secs(5), "disk gauges at 0", |m| {
         m.get("cohort_disk_full{path_kind=\"partition-log\"}") == Some(&0.0)
@@ -199,12 +158,7 @@ fn a_full_disk_refuses_writes_keeps_reads_and_loses_nothing() {
     // Everything acknowledged survives SIGKILL and a restart, in place, byte for byte.
     broker.kill9();
     let broker = Cohort::start(&data_dir, &flags);
-    let read = read_all(broker.kafka, "t");
-    assert_eq!(read.len(), acked.len(), "records after restart");
-    for ((offset, v), (acked_offset, i)) in read.iter().zip(&acked) {
-        assert_eq!(offset, acked_offset);
-        assert!(*v == value(*i), "record {i} at offset {offset} differs");
-    }
+    assert_reads_back(broker.kafka, "t", &acked);
     let (code, offsets) = fetch_offsets(broker.kafka, "g").unwrap();
     assert_eq!(code, 0);
     assert_eq!(offsets, vec![("t".to_owned(), 0, 3)]);

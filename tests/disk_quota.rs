@@ -9,48 +9,22 @@
 
 mod cluster_support;
 mod common;
+#[path = "common/full_disk.rs"]
+mod full_disk;
 #[path = "common/quota_fs.rs"]
 mod quota_fs;
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use cluster_support::{commit, fetch_offsets, fetch_records, Conn};
+use cluster_support::fetch_offsets;
 use common::raw::{batches, RawClient};
 use common::Cohort;
+use full_disk::{
+    assert_reads_back, commit_once, produce_next, read_all, resumes, value, KAFKA_STORAGE_ERROR,
+};
 use quota_fs::QuotaFs;
 
-const KAFKA_STORAGE_ERROR: i16 = 56;
-const VALUE_BYTES: usize = 64 * 1024;
 const QUOTA: u64 = 48 << 20;
-
-fn value(i: usize) -> Vec<u8> {
-    (0..VALUE_BYTES)
-        .map(|j| (i.wrapping_mul(137).wrapping_add(j) % 251) as u8)
-        .collect()
-}
-
-/// Every record of the partition, in offset order: (offset, value).
-fn read_all(addr: SocketAddr, topic: &str) -> Vec<(i64, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    loop {
-        let f = fetch_records(addr, topic, 0, at).unwrap();
-        assert_eq!(f.error_code, 0, "fetch at {at}");
-        if f.records.is_empty() {
-            return out;
-        }
-        for (offset, _, v) in f.records {
-            at = offset + 1;
-            out.push((offset, v));
-        }
-    }
-}
-
-fn commit_once(addr: SocketAddr, offset: i64) -> i16 {
-    let mut conn = Conn::open(addr, Duration::from_secs(10)).unwrap();
-    commit(&mut conn, "g", "t", 0, offset).unwrap()
-}
 
 fn free_bytes(path: &std::path::Path) -> u64 {
     let out = std::process::Command::new("stat")
@@ -84,13 +58,10 @@ fn an_exhausted_quota_refuses_writes_keeps_reads_and_loses_nothing() {
     let filler = fs.fill("filler", QUOTA - (12 << 20));
     let mut acked: Vec<(i64, usize)> = Vec::new();
     let refused_code = loop {
-        let i = acked.len();
-        let r = raw.produce("t", 0, batches::batch(&[&value(i)], i as i64, None));
-        if r.error_code != 0 {
-            break r.error_code;
+        match produce_next(&mut raw, &mut acked) {
+            0 => assert!(acked.len() < 2_000, "the quota never ran out"),
+            code => break code,
         }
-        acked.push((r.base_offset, i));
-        assert!(acked.len() < 2_000, "the quota never ran out");
     };
     assert_eq!(refused_code, KAFKA_STORAGE_ERROR);
     let statvfs_free = free_bytes(fs.mount_point());
@@ -131,38 +102,26 @@ fn an_exhausted_quota_refuses_writes_keeps_reads_and_loses_nothing() {
     std::fs::remove_file(&filler).unwrap();
     fs.sync();
     let freed = Instant::now();
-    let produce_resumed = loop {
-        let i = acked.len();
-        let r = raw.produce("t", 0, batches::batch(&[&value(i)], i as i64, None));
-        if r.error_code == 0 {
-            acked.push((r.base_offset, i));
-            break freed.elapsed();
-        }
-        assert_eq!(r.error_code, KAFKA_STORAGE_ERROR);
-        assert!(
-            freed.elapsed() < Duration::from_secs(15),
-            "produce never resumed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let commit_resumed = loop {
-        if commit_once(addr, 1) == 0 {
-            break freed.elapsed();
-        }
-        assert!(
-            freed.elapsed() < Duration::from_secs(15),
-            "commits never resumed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let produce_resumed = resumes(
+        "produce",
+        freed,
+        Duration::from_secs(15),
+        || match produce_next(&mut raw, &mut acked) {
+            0 => true,
+            code => {
+                assert_eq!(code, KAFKA_STORAGE_ERROR);
+                false
+            }
+        },
+    );
+    let commit_resumed = resumes("commits", freed, Duration::from_secs(15), || {
+        commit_once(addr, 1) == 0
+    });
     eprintln!(
         "after the quota was freed: produce acknowledged in {produce_resumed:?}, commit in {commit_resumed:?}"
     );
     for _ in 0..10 {
-        let i = acked.len();
-        let r = raw.produce("t", 0, batches::batch(&[&value(i)], i as i64, None));
-        assert_eq!(r.error_code, 0);
-        acked.push((r.base_offset, i));
+        assert_eq!(produce_next(&mut raw, &mut acked), 0);
     }
     assert!(broker
         .log()
@@ -172,12 +131,7 @@ fn an_exhausted_quota_refuses_writes_keeps_reads_and_loses_nothing() {
     // Everything acknowledged survives SIGKILL and a restart, in place, byte for byte.
     broker.kill9();
     let broker = Cohort::start(&data_dir, &[]);
-    let read = read_all(broker.kafka, "t");
-    assert_eq!(read.len(), acked.len(), "records after restart");
-    for ((offset, v), (acked_offset, i)) in read.iter().zip(&acked) {
-        assert_eq!(offset, acked_offset);
-        assert!(*v == value(*i), "record {i} at offset {offset} differs");
-    }
+    assert_reads_back(broker.kafka, "t", &acked);
     let (code, offsets) = fetch_offsets(broker.kafka, "g").unwrap();
     assert_eq!(code, 0);
     assert_eq!(offsets, vec![("t".to_owned(), 0, 1)]);
