@@ -74,6 +74,9 @@ fn librdkafka_commits_offsets_in_a_transaction_aborts_and_is_fenced() {
     // The zombie's record (offset 15) is aborted by the fence (marker 16); the survivor's
     // (17) committed (marker 18).
     final_values.extend(["zombie".to_string(), "survivor".to_string()]);
+    // A read_committed consumer sees only the committed transactions' records.
+    let mut committed_final = upper.clone();
+    committed_final.push("survivor".to_string());
     let expected = json!({
         "inputs": 10,
         "sent_offsets": [["txn-in", 0, 10]],
@@ -82,11 +85,13 @@ fn librdkafka_commits_offsets_in_a_transaction_aborts_and_is_fenced() {
         "uncommitted_offsets": uncommitted_offsets,
         "uncommitted_values": values,
         "high_watermark": 15,
+        "committed_values": upper,
         "zombie_commit": "_FENCED",
         "zombie_fatal": true,
         "survivor_committed": true,
         "final_values": final_values,
         "final_high_watermark": 19,
+        "final_committed_values": committed_final,
     });
     assert_eq!(got, expected, "log:\n{}", b.log());
 

@@ -61,13 +61,8 @@ pub async fn append_local(
     p: Arc<crate::data::Partition>,
     batch: Bytes,
 ) -> Result<(), (ErrorCode, String)> {
-    let header =
-        BatchHeader::parse(&batch).map_err(|e| (ErrorCode::CorruptMessage, e.to_string()))?;
     let now = crate::clock::now().0;
-    let written = tokio::task::spawn_blocking(move || {
-        p.append_marker(BytesMut::from(&batch[..]), header, now)
-    })
-    .await;
+    let written = tokio::task::spawn_blocking(move || p.append_marker(&batch, now)).await;
     match written {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(e)) => {

@@ -103,6 +103,8 @@ got, high = read_all("read_uncommitted")
 result["uncommitted_offsets"] = [o for o, _ in got]
 result["uncommitted_values"] = [v for _, v in got]
 result["high_watermark"] = high
+got, _ = read_all("read_committed")
+result["committed_values"] = [v for _, v in got]
 
 # Fencing: a second producer with the same transactional.id aborts the first one's open
 # transaction and bumps the epoch; the first one's next operation is fatal.
@@ -128,5 +130,7 @@ result["survivor_committed"] = True
 got, high = read_all("read_uncommitted")
 result["final_values"] = [v for _, v in got]
 result["final_high_watermark"] = high
+got, _ = read_all("read_committed")
+result["final_committed_values"] = [v for _, v in got]
 
 print(json.dumps(result))
