@@ -14,13 +14,12 @@ use kafka_protocol::messages::fetch_response::PartitionData;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
-    ApiKey, BrokerId, FetchRequest, ListOffsetsRequest, ProduceRequest, RequestKind,
-    ResponseKind, TopicName, TransactionalId,
+    ApiKey, BrokerId, FetchRequest, ListOffsetsRequest, ProduceRequest, RequestKind, ResponseKind,
+    TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
-    TimestampType,
+    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 
 /// A batch of `n` records of producer `(pid, epoch, first sequence)`.

@@ -193,15 +193,17 @@ async fn stale_epochs_and_plain_writes_inside_a_transaction_are_refused_and_chan
     let end = p.log_end_offset();
     assert!(matches!(
         produce(&p, batch(Some((5, 2, 1)), 1, true), 0),
-        Err(AppendError::Sequence(
-            SequenceError::InvalidProducerEpoch { current: 3, .. }
-        ))
+        Err(AppendError::Sequence(SequenceError::InvalidProducerEpoch {
+            current: 3,
+            ..
+        }))
     ));
     assert!(matches!(
         p.append_marker(&marker(5, 2, ControlType::Abort), 0),
-        Err(AppendError::Sequence(
-            SequenceError::InvalidProducerEpoch { current: 3, .. }
-        ))
+        Err(AppendError::Sequence(SequenceError::InvalidProducerEpoch {
+            current: 3,
+            ..
+        }))
     ));
     assert!(matches!(
         produce(&p, batch(Some((5, 3, 1)), 1, false), 0),
@@ -218,9 +220,10 @@ async fn stale_epochs_and_plain_writes_inside_a_transaction_are_refused_and_chan
         .unwrap();
     assert!(matches!(
         produce(&p, batch(Some((5, 3, 1)), 1, true), 0),
-        Err(AppendError::Sequence(
-            SequenceError::InvalidProducerEpoch { current: 4, .. }
-        ))
+        Err(AppendError::Sequence(SequenceError::InvalidProducerEpoch {
+            current: 4,
+            ..
+        }))
     ));
     assert_eq!(produce(&p, batch(Some((5, 4, 0)), 1, true), 0).unwrap(), 2);
 }
