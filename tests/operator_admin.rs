@@ -35,13 +35,8 @@ fn python(cohort: &Cohort, args: &[&str]) -> serde_json::Value {
     all.extend(args.iter().map(|a| a.to_string()));
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
     let out = python_script("operator_admin.py", &all, Duration::from_secs(90));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\nstderr: {}",
-            text(&out.stdout),
-            text(&out.stderr)
-        )
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\nstderr: {}", text(&out.stdout), text(&out.stderr)))
 }
 
 /// The line Kafka's `ConfigCommand.main` prints before an unexpected exception.
@@ -58,13 +53,27 @@ fn error_header(cohort: &Cohort, args: &[&str]) -> String {
 fn configs_describe_and_alter_like_kafka_configs() {
     let dir = tempfile::tempdir().unwrap();
     let cohort = Cohort::start(&dir.path().join("data"), &["--auto-create-topics=false"]);
-    let out = tool(&cohort, "topics", &["--create", "--topic", "orders", "--partitions", "2"]);
+    let out = tool(
+        &cohort,
+        "topics",
+        &["--create", "--topic", "orders", "--partitions", "2"],
+    );
     assert_eq!(outcome(&out).0, "Created topic orders.\n");
 
-    let describe = ["--entity-type", "topics", "--entity-name", "orders", "--describe"];
+    let describe = [
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "orders",
+        "--describe",
+    ];
     assert_eq!(
         outcome(&tool(&cohort, "configs", &describe)),
-        ("Dynamic configs for topic orders are:\n".into(), String::new(), Some(0))
+        (
+            "Dynamic configs for topic orders are:\n".into(),
+            String::new(),
+            Some(0)
+        )
     );
 
     // kafka-configs.sh's own example: square brackets group a list value.
@@ -72,13 +81,22 @@ fn configs_describe_and_alter_like_kafka_configs() {
         &cohort,
         "configs",
         &[
-            "--entity-type", "topics", "--entity-name", "orders", "--alter",
-            "--add-config", "retention.ms=60000,cleanup.policy=[compact,delete]",
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            "orders",
+            "--alter",
+            "--add-config",
+            "retention.ms=60000,cleanup.policy=[compact,delete]",
         ],
     );
     assert_eq!(
         outcome(&out),
-        ("Completed updating config for topic orders.\n".into(), String::new(), Some(0))
+        (
+            "Completed updating config for topic orders.\n".into(),
+            String::new(),
+            Some(0)
+        )
     );
     assert_eq!(
         outcome(&tool(&cohort, "configs", &describe)),
@@ -103,7 +121,14 @@ fn configs_describe_and_alter_like_kafka_configs() {
     let out = tool(
         &cohort,
         "configs",
-        &["--entity-type", "topics", "--entity-name", "orders", "--describe", "--all"],
+        &[
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            "orders",
+            "--describe",
+            "--all",
+        ],
     );
     let all = text(&out.stdout);
     let lines: Vec<&str> = all.lines().collect();
@@ -122,11 +147,21 @@ fn configs_describe_and_alter_like_kafka_configs() {
     let out = tool(
         &cohort,
         "configs",
-        &["--topic", "orders", "--alter", "--delete-config", "retention.ms"],
+        &[
+            "--topic",
+            "orders",
+            "--alter",
+            "--delete-config",
+            "retention.ms",
+        ],
     );
     assert_eq!(
         outcome(&out),
-        ("Completed updating config for topic orders.\n".into(), String::new(), Some(0))
+        (
+            "Completed updating config for topic orders.\n".into(),
+            String::new(),
+            Some(0)
+        )
     );
     assert_eq!(
         python(&cohort, &["configs", "topic", "orders"]),
@@ -135,17 +170,32 @@ fn configs_describe_and_alter_like_kafka_configs() {
     let out = tool(
         &cohort,
         "configs",
-        &["--topic", "orders", "--alter", "--delete-config", "segment.ms,retention.ms"],
+        &[
+            "--topic",
+            "orders",
+            "--alter",
+            "--delete-config",
+            "segment.ms,retention.ms",
+        ],
     );
     assert_eq!(
         outcome(&out),
-        (String::new(), "Invalid config(s): segment.ms,retention.ms\n".into(), Some(1))
+        (
+            String::new(),
+            "Invalid config(s): segment.ms,retention.ms\n".into(),
+            Some(1)
+        )
     );
 
     // A value the broker refuses: the exception as Kafka's tool prints it.
     let args = [
-        "--entity-type", "topics", "--entity-name", "orders", "--alter",
-        "--add-config", "segment.bytes=12",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "orders",
+        "--alter",
+        "--add-config",
+        "segment.bytes=12",
     ];
     let (stdout, stderr, code) = outcome(&tool(&cohort, "configs", &args));
     assert_eq!((stdout.as_str(), code), ("", Some(1)));
@@ -156,7 +206,13 @@ fn configs_describe_and_alter_like_kafka_configs() {
             error_header(&cohort, &args)
         )
     );
-    let args = ["--entity-type", "topics", "--entity-name", "nope", "--describe"];
+    let args = [
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "nope",
+        "--describe",
+    ];
     let (stdout, stderr, code) = outcome(&tool(&cohort, "configs", &args));
     assert_eq!(
         (stdout.as_str(), code),
@@ -177,34 +233,65 @@ fn configs_describe_and_alter_like_kafka_configs() {
     let out = tool(
         &cohort,
         "configs",
-        &["--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "group.max.size=50"],
+        &[
+            "--entity-type",
+            "brokers",
+            "--entity-default",
+            "--alter",
+            "--add-config",
+            "group.max.size=50",
+        ],
     );
     assert_eq!(
         outcome(&out),
-        ("Completed updating default config for brokers in the cluster.\n".into(), String::new(), Some(0))
+        (
+            "Completed updating default config for brokers in the cluster.\n".into(),
+            String::new(),
+            Some(0)
+        )
     );
     let out = tool(
         &cohort,
         "configs",
-        &["--broker-defaults", "--alter", "--add-config", "group.initial.rebalance.delay.ms=100"],
+        &[
+            "--broker-defaults",
+            "--alter",
+            "--add-config",
+            "group.initial.rebalance.delay.ms=100",
+        ],
     );
     assert_eq!(outcome(&out).2, Some(0), "{:?}", outcome(&out));
     let default_lines = "Default configs for brokers in the cluster are:\n\
         \x20 group.initial.rebalance.delay.ms=100 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:group.initial.rebalance.delay.ms=100}\n\
         \x20 group.max.size=50 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:group.max.size=50}\n";
     assert_eq!(
-        outcome(&tool(&cohort, "configs", &["--entity-type", "brokers", "--entity-default", "--describe"])),
+        outcome(&tool(
+            &cohort,
+            "configs",
+            &["--entity-type", "brokers", "--entity-default", "--describe"]
+        )),
         (default_lines.to_string(), String::new(), Some(0))
     );
     // Every broker, then the default, as Kafka's tool lists them without a name.
     assert_eq!(
-        outcome(&tool(&cohort, "configs", &["--entity-type", "brokers", "--describe"])),
-        (format!("Dynamic configs for broker 1 are:\n{default_lines}"), String::new(), Some(0))
+        outcome(&tool(
+            &cohort,
+            "configs",
+            &["--entity-type", "brokers", "--describe"]
+        )),
+        (
+            format!("Dynamic configs for broker 1 are:\n{default_lines}"),
+            String::new(),
+            Some(0)
+        )
     );
     // confluent-kafka refuses the empty broker name; broker 1 lists the cluster-wide
     // dynamic defaults with their source.
     assert_eq!(
-        python(&cohort, &["configs", "broker", "1", "DYNAMIC_DEFAULT_BROKER_CONFIG"]),
+        python(
+            &cohort,
+            &["configs", "broker", "1", "DYNAMIC_DEFAULT_BROKER_CONFIG"]
+        ),
         serde_json::json!({
             "group.initial.rebalance.delay.ms": ["100", "DYNAMIC_DEFAULT_BROKER_CONFIG"],
             "group.max.size": ["50", "DYNAMIC_DEFAULT_BROKER_CONFIG"],
@@ -213,29 +300,62 @@ fn configs_describe_and_alter_like_kafka_configs() {
     let out = tool(
         &cohort,
         "configs",
-        &["--broker-defaults", "--alter", "--delete-config", "group.max.size"],
+        &[
+            "--broker-defaults",
+            "--alter",
+            "--delete-config",
+            "group.max.size",
+        ],
     );
-    assert_eq!(outcome(&out).0, "Completed updating default config for brokers in the cluster.\n");
     assert_eq!(
-        python(&cohort, &["configs", "broker", "1", "DYNAMIC_DEFAULT_BROKER_CONFIG"]),
+        outcome(&out).0,
+        "Completed updating default config for brokers in the cluster.\n"
+    );
+    assert_eq!(
+        python(
+            &cohort,
+            &["configs", "broker", "1", "DYNAMIC_DEFAULT_BROKER_CONFIG"]
+        ),
         serde_json::json!({"group.initial.rebalance.delay.ms": ["100", "DYNAMIC_DEFAULT_BROKER_CONFIG"]})
     );
     let out = tool(
         &cohort,
         "configs",
-        &["--entity-type", "brokers", "--entity-name", "1", "--describe", "--all"],
+        &[
+            "--entity-type",
+            "brokers",
+            "--entity-name",
+            "1",
+            "--describe",
+            "--all",
+        ],
     );
     let all = text(&out.stdout);
     assert!(all.starts_with("All configs for broker 1 are:\n"), "{all}");
-    assert!(all.contains("\n  node.id=1 sensitive=false synonyms={DEFAULT_CONFIG:node.id=1}\n"), "{all}");
+    assert!(
+        all.contains("\n  node.id=1 sensitive=false synonyms={DEFAULT_CONFIG:node.id=1}\n"),
+        "{all}"
+    );
 
     // Argument errors: Kafka's words on stderr, exit 1.
-    let out = tool(&cohort, "configs", &["--entity-type", "topics", "--describe", "--entity-default"]);
+    let out = tool(
+        &cohort,
+        "configs",
+        &["--entity-type", "topics", "--describe", "--entity-default"],
+    );
     assert_eq!(
         outcome(&out),
-        (String::new(), "--entity-default must not be specified with --describe of topics\n".into(), Some(1))
+        (
+            String::new(),
+            "--entity-default must not be specified with --describe of topics\n".into(),
+            Some(1)
+        )
     );
-    let out = tool(&cohort, "configs", &["--topic", "orders", "--alter", "--add-config", "novalue"]);
+    let out = tool(
+        &cohort,
+        "configs",
+        &["--topic", "orders", "--alter", "--add-config", "novalue"],
+    );
     assert_eq!(
         outcome(&out),
         (
@@ -251,15 +371,27 @@ fn topics_alter_grows_partitions_like_kafka_topics() {
     let dir = tempfile::tempdir().unwrap();
     let cohort = Cohort::start(&dir.path().join("data"), &["--auto-create-topics=false"]);
     assert_eq!(
-        outcome(&tool(&cohort, "topics", &["--create", "--topic", "grow", "--partitions", "2"])).0,
+        outcome(&tool(
+            &cohort,
+            "topics",
+            &["--create", "--topic", "grow", "--partitions", "2"]
+        ))
+        .0,
         "Created topic grow.\n"
     );
     // kafka-topics.sh --alter prints nothing when it succeeds.
     assert_eq!(
-        outcome(&tool(&cohort, "topics", &["--alter", "--topic", "grow", "--partitions", "4"])),
+        outcome(&tool(
+            &cohort,
+            "topics",
+            &["--alter", "--topic", "grow", "--partitions", "4"]
+        )),
         (String::new(), String::new(), Some(0))
     );
-    assert_eq!(python(&cohort, &["partitions", "grow"]), serde_json::json!({"partitions": 4}));
+    assert_eq!(
+        python(&cohort, &["partitions", "grow"]),
+        serde_json::json!({"partitions": 4})
+    );
     let described = text(&tool(&cohort, "topics", &["--describe", "--topic", "grow"]).stdout);
     assert!(described.contains("\tPartitionCount: 4\t"), "{described}");
     assert_eq!(described.lines().count(), 5, "{described}");
@@ -269,11 +401,22 @@ fn topics_alter_grows_partitions_like_kafka_topics() {
         outcome(&tool(
             &cohort,
             "topics",
-            &["--alter", "--topic", "grow", "--partitions", "6", "--replica-assignment", "1,1,1,1,1,1"],
+            &[
+                "--alter",
+                "--topic",
+                "grow",
+                "--partitions",
+                "6",
+                "--replica-assignment",
+                "1,1,1,1,1,1"
+            ],
         )),
         (String::new(), String::new(), Some(0))
     );
-    assert_eq!(python(&cohort, &["partitions", "grow"]), serde_json::json!({"partitions": 6}));
+    assert_eq!(
+        python(&cohort, &["partitions", "grow"]),
+        serde_json::json!({"partitions": 6})
+    );
 
     for shrink_or_same in ["6", "3"] {
         let (stdout, _, code) = outcome(&tool(
@@ -287,7 +430,10 @@ fn topics_alter_grows_partitions_like_kafka_topics() {
             "{stdout}"
         );
     }
-    assert_eq!(python(&cohort, &["partitions", "grow"]), serde_json::json!({"partitions": 6}));
+    assert_eq!(
+        python(&cohort, &["partitions", "grow"]),
+        serde_json::json!({"partitions": 6})
+    );
 
     assert_eq!(
         outcome(&tool(&cohort, "topics", &["--alter", "--topic", "nope", "--partitions", "3"])),
@@ -298,12 +444,26 @@ fn topics_alter_grows_partitions_like_kafka_topics() {
         )
     );
     assert_eq!(
-        outcome(&tool(&cohort, "topics", &["--alter", "--topic", "nope", "--partitions", "3", "--if-exists"])),
+        outcome(&tool(
+            &cohort,
+            "topics",
+            &[
+                "--alter",
+                "--topic",
+                "nope",
+                "--partitions",
+                "3",
+                "--if-exists"
+            ]
+        )),
         (String::new(), String::new(), Some(0))
     );
     let (_, stderr, code) = outcome(&tool(&cohort, "topics", &["--alter", "--topic", "grow"]));
     assert_eq!(code, Some(1));
-    assert!(stderr.starts_with("Missing required argument \"[partitions]\"\n"), "{stderr}");
+    assert!(
+        stderr.starts_with("Missing required argument \"[partitions]\"\n"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -311,11 +471,21 @@ fn records_delete_like_kafka_delete_records() {
     let dir = tempfile::tempdir().unwrap();
     let cohort = Cohort::start(&dir.path().join("data"), &["--auto-create-topics=false"]);
     assert_eq!(
-        outcome(&tool(&cohort, "topics", &["--create", "--topic", "rec", "--partitions", "2"])).0,
+        outcome(&tool(
+            &cohort,
+            "topics",
+            &["--create", "--topic", "rec", "--partitions", "2"]
+        ))
+        .0,
         "Created topic rec.\n"
     );
     let base = 1_700_000_000_000i64;
-    let stamps = |n: i64| (0..n).map(|i| (base + i).to_string()).collect::<Vec<_>>().join(",");
+    let stamps = |n: i64| {
+        (0..n)
+            .map(|i| (base + i).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     python(&cohort, &["produce", "rec", "0", &stamps(10)]);
     python(&cohort, &["produce", "rec", "1", &stamps(4)]);
 
@@ -336,11 +506,18 @@ fn records_delete_like_kafka_delete_records() {
             Some(0)
         )
     );
-    assert_eq!(python(&cohort, &["earliest", "rec", "2"]), serde_json::json!({"earliest": [5, 4]}));
+    assert_eq!(
+        python(&cohort, &["earliest", "rec", "2"]),
+        serde_json::json!({"earliest": [5, 4]})
+    );
 
     // Past the high watermark: the partition's error, exit 0, nothing moved. The flag-less
     // command line of kafka-delete-records.sh works as well.
-    std::fs::write(&file, r#"{"partitions":[{"topic":"rec","partition":0,"offset":100}]}"#).unwrap();
+    std::fs::write(
+        &file,
+        r#"{"partitions":[{"topic":"rec","partition":0,"offset":100}]}"#,
+    )
+    .unwrap();
     assert_eq!(
         outcome(&tool(&cohort, "records", &["--offset-json-file", path])),
         (
@@ -349,7 +526,10 @@ fn records_delete_like_kafka_delete_records() {
             Some(0)
         )
     );
-    assert_eq!(python(&cohort, &["earliest", "rec", "2"]), serde_json::json!({"earliest": [5, 4]}));
+    assert_eq!(
+        python(&cohort, &["earliest", "rec", "2"]),
+        serde_json::json!({"earliest": [5, 4]})
+    );
 
     std::fs::write(&file, "{not json").unwrap();
     assert_eq!(
@@ -375,5 +555,8 @@ fn records_delete_like_kafka_delete_records() {
     );
     let (_, stderr, code) = outcome(&tool(&cohort, "records", &["--delete"]));
     assert_eq!(code, Some(1));
-    assert!(stderr.starts_with("Missing required argument \"[offset-json-file]\"\n"), "{stderr}");
+    assert!(
+        stderr.starts_with("Missing required argument \"[offset-json-file]\"\n"),
+        "{stderr}"
+    );
 }

@@ -5,8 +5,7 @@
 
 use kafka_protocol::messages::{
     alter_configs_request::{
-        AlterConfigsRequest, AlterConfigsResource as WholeResource,
-        AlterableConfig as WholeConfig,
+        AlterConfigsRequest, AlterConfigsResource as WholeResource, AlterableConfig as WholeConfig,
     },
     describe_configs_request::{DescribeConfigsRequest, DescribeConfigsResource},
     incremental_alter_configs_request::{
@@ -168,7 +167,10 @@ impl Admin {
             }) else {
                 return Err(ClientError::Protocol {
                     addr,
-                    detail: format!("DescribeConfigs response has no entry for {}", resource.name),
+                    detail: format!(
+                        "DescribeConfigs response has no entry for {}",
+                        resource.name
+                    ),
                 });
             };
             if let Err(e) = kafka_result(r.error_code, r.error_message) {
@@ -248,8 +250,8 @@ impl Admin {
         let timeout = self.call_timeout();
         Admin::deadline(timeout, "alterConfigs", async {
             let addr = self.config_address(resource).await?;
-            let request = AlterConfigsRequest::default().with_resources(vec![
-                WholeResource::default()
+            let request =
+                AlterConfigsRequest::default().with_resources(vec![WholeResource::default()
                     .with_resource_type(resource.kind.code())
                     .with_resource_name(StrBytes::from_string(resource.name.clone()))
                     .with_configs(
@@ -261,8 +263,7 @@ impl Admin {
                                     .with_value(v.clone().map(StrBytes::from_string))
                             })
                             .collect(),
-                    ),
-            ]);
+                    )]);
             let response = self.send(&addr, &request).await?;
             match response.responses.into_iter().find(|r| {
                 r.resource_type == resource.kind.code() && r.resource_name.as_str() == resource.name

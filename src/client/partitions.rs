@@ -104,9 +104,10 @@ impl Admin {
                 let mut by_leader: BTreeMap<NodeId, Vec<(TopicPartition, i64)>> = BTreeMap::new();
                 for (tp, offset) in &pending {
                     match route(&metadata, tp) {
-                        Route::Leader(node) => {
-                            by_leader.entry(node).or_default().push((tp.clone(), *offset))
-                        }
+                        Route::Leader(node) => by_leader
+                            .entry(node)
+                            .or_default()
+                            .push((tp.clone(), *offset)),
                         Route::Retry => {}
                         Route::Fail(e) => {
                             results.insert(tp.clone(), Err(e));

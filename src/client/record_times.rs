@@ -58,10 +58,9 @@ pub fn timestamp_at(batches: &Bytes, offset: i64) -> Result<Option<i64>, BatchEr
             if header.attributes & LOG_APPEND_TIME != 0 {
                 return Ok(Some(header.max_timestamp));
             }
-            let found =
-                batch::find_record_within(&rest.slice(..size), DECODE_BYTES_MAX, |r| {
-                    r.offset >= offset
-                })?;
+            let found = batch::find_record_within(&rest.slice(..size), DECODE_BYTES_MAX, |r| {
+                r.offset >= offset
+            })?;
             if let Some(r) = found {
                 return Ok(Some(r.timestamp));
             }
@@ -124,8 +123,7 @@ pub async fn fetch_timestamps(
             let answer = if p.error_code != NONE {
                 Err(KafkaError::new(p.error_code))
             } else {
-                Ok(p
-                    .records
+                Ok(p.records
                     .as_ref()
                     .and_then(|b| timestamp_at(b, offset).ok().flatten()))
             };
@@ -154,9 +152,10 @@ impl Admin {
                 let mut by_leader: BTreeMap<NodeId, Vec<(TopicPartition, i64)>> = BTreeMap::new();
                 for (tp, offset) in &pending {
                     match route(&metadata, tp) {
-                        Route::Leader(node) => {
-                            by_leader.entry(node).or_default().push((tp.clone(), *offset))
-                        }
+                        Route::Leader(node) => by_leader
+                            .entry(node)
+                            .or_default()
+                            .push((tp.clone(), *offset)),
                         Route::Retry => {}
                         Route::Fail(_) => {
                             results.insert(tp.clone(), None);
@@ -188,9 +187,9 @@ impl Admin {
                                     }
                                     let ts = (p.error_code == NONE)
                                         .then(|| {
-                                            p.records
-                                                .as_ref()
-                                                .and_then(|b| timestamp_at(b, offset).ok().flatten())
+                                            p.records.as_ref().and_then(|b| {
+                                                timestamp_at(b, offset).ok().flatten()
+                                            })
                                         })
                                         .flatten();
                                     pending.remove(&tp);

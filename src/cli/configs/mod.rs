@@ -124,8 +124,7 @@ fn admin_for(options: &ConfigsOptions, err: &mut dyn Write) -> Result<Admin, Sto
         .value("bootstrap-server")
         .or_else(|| options.value("bootstrap-controller"))
         .unwrap_or_default();
-    let mut config =
-        ClientConfig::new(bootstrap).map_err(|e| Stop::Unexpected(e.java_string()))?;
+    let mut config = ClientConfig::new(bootstrap).map_err(|e| Stop::Unexpected(e.java_string()))?;
     if let Some(path) = options.value("command-config") {
         let props = read_properties_file(path).map_err(|e| Stop::Unexpected(e.java_string()))?;
         let unused = config
@@ -150,8 +149,7 @@ async fn execute(
     err: &mut dyn Write,
 ) -> Result<(), Stop> {
     let mut admin = admin_for(options, err)?;
-    if options.action == Action::Alter && options.entity_types.len() != options.entity_names.len()
-    {
+    if options.action == Action::Alter && options.entity_types.len() != options.entity_names.len() {
         return Err(Stop::Message(
             "An entity name must be specified for every entity type".into(),
         ));
@@ -192,7 +190,10 @@ pub fn header(entity_type: &str, entity: &str, all: bool) -> String {
         format!("Default configs for {entity_type} in the cluster are:\n")
     } else {
         let source = if all { "All" } else { "Dynamic" };
-        format!("{source} configs for {} {entity} are:\n", singular(entity_type))
+        format!(
+            "{source} configs for {} {entity} are:\n",
+            singular(entity_type)
+        )
     }
 }
 
@@ -387,8 +388,10 @@ async fn alter(
     };
     let result = if kind == ResourceType::Broker {
         // The whole new dynamic set through AlterConfigs, as Kafka's tool sends it.
-        let mut entries: Vec<(String, Option<String>)> =
-            old.iter().map(|e| (e.name.clone(), e.value.clone())).collect();
+        let mut entries: Vec<(String, Option<String>)> = old
+            .iter()
+            .map(|e| (e.name.clone(), e.value.clone()))
+            .collect();
         for (k, v) in &added {
             entries.retain(|(old, _)| old != k);
             entries.push((k.clone(), Some(v.clone())));
@@ -446,12 +449,18 @@ mod tests {
             header("topics", "orders", false),
             "Dynamic configs for topic orders are:\n"
         );
-        assert_eq!(header("brokers", "1", true), "All configs for broker 1 are:\n");
+        assert_eq!(
+            header("brokers", "1", true),
+            "All configs for broker 1 are:\n"
+        );
         assert_eq!(
             header("brokers", "", false),
             "Default configs for brokers in the cluster are:\n"
         );
-        assert_eq!(header("groups", "g", false), "Dynamic configs for group g are:\n");
+        assert_eq!(
+            header("groups", "g", false),
+            "Dynamic configs for group g are:\n"
+        );
     }
 
     #[test]

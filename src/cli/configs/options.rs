@@ -170,7 +170,9 @@ pub fn check(args: &[String]) -> Checked {
     }
     let actions = ["alter", "describe"].iter().filter(|a| has(a)).count();
     if actions != 1 {
-        return Checked::Usage("Command must include exactly one action: --describe, --alter".into());
+        return Checked::Usage(
+            "Command must include exactly one action: --describe, --alter".into(),
+        );
     }
     if has("describe") {
         for invalid in ["alter", "add-config", "delete-config"] {
@@ -201,7 +203,12 @@ pub fn check(args: &[String]) -> Checked {
             .filter_map(|(f, _)| parsed.value(f))
             .map(str::to_owned),
     );
-    entity_names.extend(DEFAULT_FLAGS.iter().filter(|(f, _)| has(f)).map(|_| String::new()));
+    entity_names.extend(
+        DEFAULT_FLAGS
+            .iter()
+            .filter(|(f, _)| has(f))
+            .map(|_| String::new()),
+    );
 
     let mut seen: Vec<&String> = Vec::new();
     let mut duplicates: Vec<&String> = Vec::new();
@@ -240,7 +247,10 @@ pub fn check(args: &[String]) -> Checked {
         }
     }
     if (has("entity-name") || has("entity-type") || has("entity-default"))
-        && ENTITY_FLAGS.iter().chain(DEFAULT_FLAGS).any(|(f, _)| has(f))
+        && ENTITY_FLAGS
+            .iter()
+            .chain(DEFAULT_FLAGS)
+            .any(|(f, _)| has(f))
     {
         return Checked::Failure(
             "--entity-{type,name,default} should not be used in conjunction with specific entity flags"
@@ -364,7 +374,11 @@ pub fn parse_add_config(text: &str) -> Result<Vec<(String, String)>, String> {
 /// Splits `text` at separators followed by the lookahead `(?=[^\]]*(?:\[|$))` (no `]` before
 /// the next `[` or the end); with `absorb_blanks`, blanks around a separator go with it (the
 /// `\s*=\s*` of Kafka's pattern).
-fn split_outside_brackets(text: &str, sep: impl Fn(char) -> bool, absorb_blanks: bool) -> Vec<String> {
+fn split_outside_brackets(
+    text: &str,
+    sep: impl Fn(char) -> bool,
+    absorb_blanks: bool,
+) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let lookahead_ok = |from: usize| {
         for c in &chars[from..] {
@@ -451,11 +465,15 @@ mod tests {
             f("Invalid entity type widgets, the entity type must be one of topics, clients, users, brokers, ips, broker-loggers, client-metrics, groups with a --bootstrap-server or --bootstrap-controller argument")
         );
         assert_eq!(
-            check_words("--bootstrap-server h:1 --describe --entity-type topics --entity-type topics"),
+            check_words(
+                "--bootstrap-server h:1 --describe --entity-type topics --entity-type topics"
+            ),
             f("Duplicate entity type(s) specified: topics")
         );
         assert_eq!(
-            check_words("--bootstrap-server h:1 --describe --entity-type topics --entity-type brokers"),
+            check_words(
+                "--bootstrap-server h:1 --describe --entity-type topics --entity-type brokers"
+            ),
             f("Only 'users' and 'clients' entity types may be specified together")
         );
         assert_eq!(
@@ -487,7 +505,9 @@ mod tests {
             f("At least one of --add-config, --add-config-file, or --delete-config must be specified with --alter")
         );
         assert_eq!(
-            check_words("--bootstrap-server h:1 --alter --topic t --add-config a=b --add-config-file f"),
+            check_words(
+                "--bootstrap-server h:1 --alter --topic t --add-config a=b --add-config-file f"
+            ),
             f("Only one of --add-config or --add-config-file must be specified")
         );
         assert_eq!(
@@ -504,10 +524,15 @@ mod tests {
         assert_eq!(o.entity_types, vec!["brokers".to_string()]);
         assert_eq!(o.entity_names, vec![String::new()]);
         assert_eq!(o.keys_to_delete(), vec!["a", "b", "c"]);
-        let Checked::Run(o) = check_words("--bootstrap-server h:1 --describe --entity-type topics --entity-name t") else {
+        let Checked::Run(o) =
+            check_words("--bootstrap-server h:1 --describe --entity-type topics --entity-name t")
+        else {
             panic!()
         };
-        assert_eq!((o.action, o.entity_names.clone()), (Action::Describe, vec!["t".to_string()]));
+        assert_eq!(
+            (o.action, o.entity_names.clone()),
+            (Action::Describe, vec!["t".to_string()])
+        );
     }
 
     #[test]

@@ -123,7 +123,10 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
         if !parsed.has(required) {
             return usage(
                 err,
-                &format!("Missing required argument \"{}\"", jopt::spec_name(required)),
+                &format!(
+                    "Missing required argument \"{}\"",
+                    jopt::spec_name(required)
+                ),
             );
         }
     }
@@ -131,8 +134,7 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
         let _ = writeln!(err, "Exception in thread \"main\" {m}");
         1
     };
-    let mut config = match ClientConfig::new(parsed.value("bootstrap-server").unwrap_or_default())
-    {
+    let mut config = match ClientConfig::new(parsed.value("bootstrap-server").unwrap_or_default()) {
         Ok(c) => c,
         Err(e) => return uncaught(err, &e.java_string()),
     };
@@ -168,11 +170,7 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
             // Every partition's future fails with the call's exception.
             let _ = writeln!(out, "Records delete operation completed:");
             for tp in order(&wanted) {
-                let _ = writeln!(
-                    out,
-                    "partition: {tp}\terror: {}",
-                    e.java_string()
-                );
+                let _ = writeln!(out, "partition: {tp}\terror: {}", e.java_string());
             }
             return 0;
         }
@@ -304,7 +302,9 @@ mod tests {
     #[test]
     fn offset_files_parse_as_kafkas_tool_parses_them() {
         assert_eq!(
-            parse_offsets(r#"{"partitions":[{"topic":"t","partition":0,"offset":5},{"topic":"t","partition":1,"offset":-1}],"version":1}"#),
+            parse_offsets(
+                r#"{"partitions":[{"topic":"t","partition":0,"offset":5},{"topic":"t","partition":1,"offset":-1}],"version":1}"#
+            ),
             Ok(vec![
                 (TopicPartition::new("t", 0), 5),
                 (TopicPartition::new("t", 1), -1)
@@ -322,7 +322,10 @@ mod tests {
         );
         assert_eq!(
             parse_offsets(r#"{"version":1}"#),
-            Err("org.apache.kafka.server.common.AdminOperationException: Missing partitions field".into())
+            Err(
+                "org.apache.kafka.server.common.AdminOperationException: Missing partitions field"
+                    .into()
+            )
         );
         assert_eq!(
             parse_offsets(r#"{"partitions":[{"topic":"t","offset":1}]}"#),

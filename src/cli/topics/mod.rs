@@ -306,9 +306,15 @@ async fn delete(options: &TopicsOptions, admin: &mut Admin) -> Result<(), Failur
 /// `--replica-assignment`, the new partitions take the lists from the current count on. Prints
 /// nothing on success, as Kafka's tool.
 async fn alter(options: &TopicsOptions, admin: &mut Admin) -> Result<(), Failure> {
-    let count = parse_int(options.value("partitions").unwrap_or_default(), "partitions")?;
-    let count = i32::try_from(count)
-        .map_err(|_| Failure(format!("Cannot parse argument '{count}' of option partitions")))?;
+    let count = parse_int(
+        options.value("partitions").unwrap_or_default(),
+        "partitions",
+    )?;
+    let count = i32::try_from(count).map_err(|_| {
+        Failure(format!(
+            "Cannot parse argument '{count}' of option partitions"
+        ))
+    })?;
     let assignment = match options
         .value("replica-assignment")
         .filter(|v| !v.is_empty())

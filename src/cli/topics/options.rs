@@ -322,7 +322,9 @@ mod tests {
             check_words("--bootstrap-server h:1 --alter --topic t"),
             Checked::Usage("Missing required argument \"[partitions]\"".into())
         );
-        let Checked::Usage(m) = check_words("--bootstrap-server h:1 --alter --topic t --partitions 3 --config a=b") else {
+        let Checked::Usage(m) =
+            check_words("--bootstrap-server h:1 --alter --topic t --partitions 3 --config a=b")
+        else {
             panic!()
         };
         assert!(
@@ -334,10 +336,16 @@ mod tests {
             Checked::Usage("Missing required argument \"[topic]\"".into())
         );
         assert_eq!(
-            check_words("--bootstrap-server h:1 --alter --topic t --partitions 3 --replication-factor 1"),
-            Checked::Usage("Option \"[replication-factor]\" can't be used with option \"[alter]\"".into())
+            check_words(
+                "--bootstrap-server h:1 --alter --topic t --partitions 3 --replication-factor 1"
+            ),
+            Checked::Usage(
+                "Option \"[replication-factor]\" can't be used with option \"[alter]\"".into()
+            )
         );
-        let Checked::Run(o) = check_words("--bootstrap-server h:1 --alter --topic t --partitions 3") else {
+        let Checked::Run(o) =
+            check_words("--bootstrap-server h:1 --alter --topic t --partitions 3")
+        else {
             panic!()
         };
         assert_eq!(o.action, Action::Alter);
