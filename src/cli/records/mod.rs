@@ -6,11 +6,11 @@
 //! ```text
 //! Executing records delete operation
 //! Records delete operation completed:
-//! partition: t-0	low_watermark: 5
-//! partition: t-1	error: org.apache.kafka.common.errors.OffsetOutOfRangeException: ...
+//! partition: t-0<TAB>low_watermark: 5
+//! partition: t-1<TAB>error: org.apache.kafka.common.errors.OffsetOutOfRangeException: ...
 //! ```
 //!
-//! Partitions print in the iteration order of the Java `HashMap` the tool reads the results
+//! (`<TAB>` is one tab.) Partitions print in the iteration order of the Java `HashMap` the tool reads the results
 //! from. `--delete` names the action (Kafka's tool has only this one and no flag for it); it may
 //! be left out, so a `kafka-delete-records.sh` command line works unchanged. What Kafka's tool
 //! lets escape `main` (a bad JSON file, a missing file) is printed as the JVM prints an uncaught
