@@ -308,6 +308,8 @@ mod tests {
             t.sample(at);
         }
         let now = 1_000 + window_ms;
+        // The record at the committed offset 42 was stamped 12.345 s before `now`.
+        t.record_time(&tp, 42, now as i64 - 12_345);
         let text = render(&t.snapshot(now));
         for line in [
             "cohort_group_committed_offset{group=\"billing\",topic=\"orders\",partition=\"2\"} 42",
@@ -329,6 +331,9 @@ mod tests {
             "cohort_lag_limit{limit=\"partitions\"} 50000",
             "cohort_lag_limit{limit=\"partitions_per_group\"} 10000",
             "# TYPE cohort_group_lag gauge",
+            "cohort_group_lag_seconds{group=\"billing\",topic=\"orders\",partition=\"2\"} 12.345",
+            "cohort_group_max_lag_seconds{group=\"billing\"} 12.345",
+            "# TYPE cohort_group_lag_seconds gauge",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

@@ -711,6 +711,46 @@ mod tests {
         })
     }
 
+    #[test]
+    fn lag_in_time_is_the_age_of_the_record_at_the_committed_offset() {
+        let mut t = tracker();
+        let _ = t.record_commit("g", &tp(0), 3, 1_000);
+        let _ = t.record_commit("g", &tp(1), 9, 1_000);
+        let _ = t.record_commit("late", &tp(0), 1, 1_000);
+        t.record_log_offsets(&tp(0), Some(2), 9);
+        t.record_log_offsets(&tp(1), Some(0), 9);
+        // Caught up needs no record; offset 1 is below the log start, so the record at 2.
+        assert_eq!(t.record_times_wanted(), vec![(tp(0), 2), (tp(0), 3)]);
+        let at = |s: &Snapshot, g: &str, p: i32| {
+            let group = s.groups.iter().find(|x| x.group == g).unwrap();
+            (
+                group
+                    .partitions
+                    .iter()
+                    .find(|x| x.partition == p)
+                    .unwrap()
+                    .lag_ms,
+                group.max_lag_ms,
+            )
+        };
+        let s = t.snapshot(60_000);
+        assert_eq!(at(&s, "g", 0), (None, Some(0)), "unknown until read");
+        assert_eq!(at(&s, "g", 1), (Some(0), Some(0)), "caught up is 0");
+        t.record_time(&tp(0), 3, 50_000);
+        t.record_time(&tp(0), 2, 40_000);
+        assert!(t.record_times_wanted().is_empty());
+        let s = t.snapshot(60_000);
+        assert_eq!(at(&s, "g", 0), (Some(10_000), Some(10_000)));
+        assert_eq!(at(&s, "late", 0), (Some(20_000), Some(20_000)));
+        // A record stamped in the future is no lag; a time nobody waits at is forgotten.
+        t.record_time(&tp(0), 3, 70_000);
+        assert_eq!(at(&t.snapshot(60_000), "g", 0).0, Some(0));
+        let _ = t.record_commit("g", &tp(0), 9, 61_000);
+        let _ = t.record_commit("late", &tp(0), 9, 61_000);
+        t.sample(61_000);
+        assert!(t.record_times.is_empty());
+    }
+
     fn commit(t: &mut LagTracker, group: &str, p: i32, offset: i64, at_ms: u64) {
         assert_eq!(
             t.record_commit(group, &tp(p), offset, at_ms),

@@ -477,8 +477,13 @@ mod tests {
             f("Only 'users' and 'clients' entity types may be specified together")
         );
         assert_eq!(
-            check_words("--bootstrap-server h:1 --describe --entity-type topics --topic t"),
+            check_words("--bootstrap-server h:1 --describe --entity-name t --topic t"),
             f("--entity-{type,name,default} should not be used in conjunction with specific entity flags")
+        );
+        // As in Kafka, a type named twice (here by --entity-type and --topic) is a duplicate.
+        assert_eq!(
+            check_words("--bootstrap-server h:1 --describe --entity-type topics --topic t"),
+            f("Duplicate entity type(s) specified: topics")
         );
         assert_eq!(
             check_words("--describe --entity-type topics"),
