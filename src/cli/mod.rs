@@ -1,6 +1,8 @@
 //! Command-line tools of the `cohort` binary.
 
 pub mod cluster;
+pub mod configs;
 pub mod groups;
 pub mod log_dirs;
+pub mod records;
 pub mod topics;
