@@ -554,7 +554,13 @@ impl Partition {
         if active != writer.active_base {
             // The log rolled: this batch opens the new segment, so the state before it is the
             // state at the new base.
-            self.seal_segment(writer.active_base, active, base_offset, &writer.producers, &txns);
+            self.seal_segment(
+                writer.active_base,
+                active,
+                base_offset,
+                &writer.producers,
+                &txns,
+            );
             writer.active_base = active;
         }
         match marker {
@@ -881,7 +887,10 @@ fn recover_transactions(
     let segments = log.segments();
     let start = from_offset(log.start_offset());
     let end = from_offset(log.next_offset());
-    let bases: Vec<i64> = segments.iter().map(|s| from_offset(s.base_offset)).collect();
+    let bases: Vec<i64> = segments
+        .iter()
+        .map(|s| from_offset(s.base_offset))
+        .collect();
     let mut removed = false;
     for base in txn_index::list(txn_dir, INDEX_SUFFIX)? {
         if !bases.contains(&base) {

@@ -359,17 +359,17 @@ mod tests {
         }];
         let bytes = encode_snapshot(105, &producers);
         let golden: Vec<u8> = [
-            &[0u8, 1][..],                  // version 1
-            &105i64.to_be_bytes(),          // offset
-            &1i32.to_be_bytes(),            // one producer
-            &7i64.to_be_bytes(),            // producer id
-            &2i16.to_be_bytes(),            // epoch
-            &100i64.to_be_bytes(),          // open transaction
-            &[1],                           // one batch
-            &0i32.to_be_bytes(),            // first sequence
-            &4i32.to_be_bytes(),            // last sequence
-            &100i64.to_be_bytes(),          // first offset
-            &104i64.to_be_bytes(),          // last offset
+            &[0u8, 1][..],         // version 1
+            &105i64.to_be_bytes(), // offset
+            &1i32.to_be_bytes(),   // one producer
+            &7i64.to_be_bytes(),   // producer id
+            &2i16.to_be_bytes(),   // epoch
+            &100i64.to_be_bytes(), // open transaction
+            &[1],                  // one batch
+            &0i32.to_be_bytes(),   // first sequence
+            &4i32.to_be_bytes(),   // last sequence
+            &100i64.to_be_bytes(), // first offset
+            &104i64.to_be_bytes(), // last offset
         ]
         .concat();
         assert_eq!(bytes, golden);

@@ -125,7 +125,9 @@ pub fn decode_control_batch(batch: &[u8]) -> Result<ControlMarker, BatchError> {
     }
     let bad = |why: &str| BatchError::Records(format!("control batch: {why}"));
     if !header.is_control() || !header.is_transactional() || header.attributes & 0x07 != 0 {
-        return Err(bad("attributes are not an uncompressed transactional control batch"));
+        return Err(bad(
+            "attributes are not an uncompressed transactional control batch",
+        ));
     }
     if header.record_count != 1 {
         return Err(bad("a marker holds exactly one record"));
@@ -214,7 +216,10 @@ mod tests {
             assert_eq!(decode_control_batch(&bytes), Ok(m));
             let h = BatchHeader::parse(&bytes).unwrap();
             assert!(h.is_control() && h.is_transactional());
-            assert_eq!((h.producer_id, h.producer_epoch, h.base_sequence), (4242, 7, -1));
+            assert_eq!(
+                (h.producer_id, h.producer_epoch, h.base_sequence),
+                (4242, 7, -1)
+            );
             assert_eq!((h.record_count, h.last_offset_delta), (1, 0));
             // An independent decoder (kafka-protocol's) reads the same record.
             let mut buf = bytes.clone();
