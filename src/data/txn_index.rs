@@ -88,7 +88,7 @@ fn i64_at(b: &[u8], at: usize) -> i64 {
 /// Decodes a `.txnindex` file of the segment covering `[base, next)`: whole entries of
 /// version 0, markers inside the segment in increasing order, first offset ≤ marker.
 pub fn decode(bytes: &[u8], base: i64, next: i64) -> Result<Vec<AbortedTxn>, IndexCorrupt> {
-    if bytes.len() % ENTRY_BYTES != 0 {
+    if !bytes.len().is_multiple_of(ENTRY_BYTES) {
         return Err(IndexCorrupt::Length(bytes.len()));
     }
     let mut out: Vec<AbortedTxn> = Vec::with_capacity(bytes.len() / ENTRY_BYTES);
