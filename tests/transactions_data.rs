@@ -1,7 +1,13 @@
-//! The transaction data plane over real TCP against the `cohort` binary (issue 13, item 3):
-//! transactional batches open a transaction at their first offset, the last stable offset
-//! holds read_committed fetches and ListOffsets back, and a SIGKILL restart keeps it (producer
-//! state rebuilt from the `.snapshot` and `.txnindex` files and the log).
+//! The transaction data plane over real TCP (issue 13, item 3):
+//!
+//! - against the `cohort` binary: transactional batches open a transaction at their first
+//!   offset, the last stable offset holds read_committed fetches and ListOffsets back, Kafka's
+//!   refusals, and a SIGKILL restart keeps it all (producer state rebuilt from the
+//!   `.snapshot` and `.txnindex` files and the log);
+//! - against an in-process broker whose markers the test writes the way the marker writer
+//!   does: confluent-kafka with `isolation.level=read_committed` never delivers aborted
+//!   records, stops at an open transaction and goes on once it commits; read_uncommitted
+//!   delivers everything.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -21,6 +27,15 @@ use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::{
     Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
+use protocol::batch::control::{encode_control_batch, ControlMarker, ControlType};
+
+/// The wall clock: records carry it, so that retention (7 days by default) keeps them.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
 
 /// A batch of `n` records of producer `(pid, epoch, first sequence)`.
 fn batch(pid: i64, epoch: i16, seq0: i32, n: usize, transactional: bool) -> Bytes {
@@ -35,7 +50,7 @@ fn batch(pid: i64, epoch: i16, seq0: i32, n: usize, transactional: bool) -> Byte
             timestamp_type: TimestampType::Creation,
             offset: i as i64,
             sequence: seq0 + i as i32,
-            timestamp: 1_000 + i as i64,
+            timestamp: now_ms() + i as i64,
             key: None,
             value: Some(Bytes::from(format!("{pid}/{}", seq0 + i as i32))),
             headers: Default::default(),
@@ -206,4 +221,162 @@ fn an_open_transaction_holds_read_committed_back_across_a_sigkill_restart() {
         names.iter().any(|n| n.ends_with(".txnindex")),
         "sealed segments have their index: {names:?}"
     );
+}
+
+/// A batch of `values` of producer `(pid, epoch, first sequence)` (`None`: a plain batch).
+fn values_batch(producer: Option<(i64, i16, i32)>, values: &[&str], transactional: bool) -> Bytes {
+    let (pid, epoch, seq0) = producer.unwrap_or((-1, -1, -1));
+    let records: Vec<Record> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Record {
+            transactional,
+            control: false,
+            delete_horizon: false,
+            partition_leader_epoch: -1,
+            producer_id: pid,
+            producer_epoch: epoch,
+            timestamp_type: TimestampType::Creation,
+            offset: i as i64,
+            sequence: if seq0 >= 0 {
+                seq0 + i as i32
+            } else {
+                i as i32 - 1
+            },
+            timestamp: now_ms() + i as i64,
+            key: None,
+            value: Some(Bytes::from(v.to_string())),
+            headers: Default::default(),
+        })
+        .collect();
+    let mut buf = BytesMut::new();
+    RecordBatchEncoder::encode(
+        &mut buf,
+        records.iter(),
+        &RecordEncodeOptions {
+            version: 2,
+            compression: Compression::None,
+        },
+    )
+    .unwrap();
+    buf.freeze()
+}
+
+/// confluent-kafka reads `t-0` from the beginning at `isolation`: the values it delivers.
+fn client_reads(bootstrap: &str, isolation: &str) -> Vec<String> {
+    let out = common::python_script(
+        "txn_read.py",
+        &[bootstrap, "t", isolation, "--idle", "3"],
+        std::time::Duration::from_secs(90),
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["errors"], serde_json::json!([]), "{got}");
+    got["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// An in-process broker (its data plane reachable, so the test can write markers the way the
+/// marker writer does), produced to over TCP and read by confluent-kafka over TCP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn confluent_kafka_read_committed_skips_aborted_and_stops_at_open_transactions() {
+    #[derive(clap::Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: cohort::config::ServeArgs,
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let serve = <Serve as clap::Parser>::try_parse_from([
+        "serve",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+    ])
+    .unwrap();
+    let server = cohort::server::Server::start(serve.args).await.unwrap();
+    let addr = server.kafka_addr();
+    let bootstrap = addr.to_string();
+    let produce_all = |batches: Vec<(Option<&'static str>, Bytes)>| {
+        tokio::task::spawn_blocking(move || {
+            let mut c = RawClient::connect(addr);
+            batches
+                .into_iter()
+                .map(|(txn, b)| produce(&mut c, txn, b))
+                .collect::<Vec<_>>()
+        })
+    };
+    {
+        let mut c = RawClient::connect(addr);
+        assert_eq!(c.create_topic("t", 1, &[]), 0);
+    }
+    let written = produce_all(vec![
+        (None, values_batch(None, &["p0"], false)),
+        (
+            Some("t1"),
+            values_batch(Some((100, 0, 0)), &["c1a", "c1b"], true),
+        ),
+        (Some("t2"), values_batch(Some((200, 0, 0)), &["a2a"], true)),
+        (None, values_batch(None, &["p1"], false)),
+        (Some("t2"), values_batch(Some((200, 0, 1)), &["a2b"], true)),
+    ])
+    .await
+    .unwrap();
+    assert!(written.iter().all(|(code, _)| *code == 0), "{written:?}");
+    let partition = server.broker().data.partition("t", 0).await.unwrap();
+    let mark = |pid: i64, kind: ControlType| {
+        let p = std::sync::Arc::clone(&partition);
+        tokio::task::spawn_blocking(move || {
+            let m = encode_control_batch(&ControlMarker {
+                kind,
+                producer_id: pid,
+                producer_epoch: 0,
+                coordinator_epoch: 0,
+                timestamp_ms: now_ms(),
+            });
+            p.append_marker(&m, now_ms()).unwrap().base_offset
+        })
+    };
+    mark(100, ControlType::Commit).await.unwrap();
+    mark(200, ControlType::Abort).await.unwrap();
+    let written = produce_all(vec![
+        (None, values_batch(None, &["p2"], false)),
+        (Some("t3"), values_batch(Some((300, 0, 0)), &["o3"], true)),
+        (None, values_batch(None, &["p3"], false)),
+    ])
+    .await
+    .unwrap();
+    assert!(written.iter().all(|(code, _)| *code == 0), "{written:?}");
+
+    let b = bootstrap.clone();
+    let (committed, uncommitted) = tokio::task::spawn_blocking(move || {
+        (
+            client_reads(&b, "read_committed"),
+            client_reads(&b, "read_uncommitted"),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        committed,
+        ["p0", "c1a", "c1b", "p1", "p2"],
+        "committed only, nothing from the open transaction on"
+    );
+    assert_eq!(
+        uncommitted,
+        ["p0", "c1a", "c1b", "a2a", "p1", "a2b", "p2", "o3", "p3"]
+    );
+    mark(300, ControlType::Commit).await.unwrap();
+    let b = bootstrap.clone();
+    let committed = tokio::task::spawn_blocking(move || client_reads(&b, "read_committed"))
+        .await
+        .unwrap();
+    assert_eq!(committed, ["p0", "c1a", "c1b", "p1", "p2", "o3", "p3"]);
+    server.shutdown().await;
 }

@@ -104,13 +104,18 @@ fn committed_view(p: &Partition) -> Vec<i64> {
     let (read, aborts) = p.read_committed(0, 64 << 20, true).unwrap();
     let bytes = read.concatenated().unwrap();
     let mut at = 0;
+    let mut pending: std::collections::VecDeque<AbortedTxn> = aborts.into_iter().collect();
+    pending.make_contiguous().sort_by_key(|a| a.first_offset);
     let mut open_aborts: Vec<i64> = Vec::new();
     let mut kept = Vec::new();
     while at < bytes.len() {
         let h = protocol::batch::BatchHeader::parse(&bytes[at..]).unwrap();
         at += h.total_bytes();
-        for a in &aborts {
-            if a.first_offset <= h.base_offset && !open_aborts.contains(&a.producer_id) {
+        while pending
+            .front()
+            .is_some_and(|a| a.first_offset <= h.base_offset)
+        {
+            if let Some(a) = pending.pop_front() {
                 open_aborts.push(a.producer_id);
             }
         }
@@ -262,6 +267,13 @@ async fn rolled(b: &Arc<Broker>, configs: &[(&str, &str)]) -> Arc<Partition> {
     p
 }
 
+/// A new broker on the same directory (a restart) and its partition `r-0`.
+async fn reopen(dir: &Path) -> (Arc<Broker>, Arc<Partition>) {
+    let b = broker(dir, &[]);
+    let p = b.data.partition("r", 0).await.unwrap();
+    (b, p)
+}
+
 #[tokio::test]
 async fn reopening_rebuilds_open_transactions_and_the_aborted_index_even_without_its_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,13 +291,8 @@ async fn reopening_rebuilds_open_transactions_and_the_aborted_index_even_without
         assert_eq!(idx5.unwrap(), txn_index::encode(&expected[..1]));
         (txn_dir(&p), segments)
     };
-    let reopen = || async {
-        let b = broker(dir.path(), &[]);
-        let p = b.data.partition("r", 0).await.unwrap();
-        (b, p)
-    };
     {
-        let (_b, p) = reopen().await;
+        let (_b, p) = reopen(dir.path()).await;
         assert_eq!(p.aborted_transactions(), expected);
         assert_eq!(p.open_transactions(), vec![(9, 2)]);
         assert_eq!((p.high_watermark(), p.last_stable_offset()), (11, 2));
@@ -299,7 +306,7 @@ async fn reopening_rebuilds_open_transactions_and_the_aborted_index_even_without
         txn_index::remove(&tdir, s, SNAPSHOT_SUFFIX).unwrap();
     }
     {
-        let (_b, p) = reopen().await;
+        let (_b, p) = reopen(dir.path()).await;
         assert_eq!(p.aborted_transactions(), expected);
         assert_eq!(p.open_transactions(), vec![(9, 2)]);
         assert_eq!(std::fs::read(&idx5).unwrap(), bytes, "rewritten whole");
@@ -319,7 +326,7 @@ async fn reopening_rebuilds_open_transactions_and_the_aborted_index_even_without
     // Files of segments the log does not have (a lost tail) are removed at open.
     txn_index::write(&tdir, 500, &[aborted(4, 499, 501, 502)]).unwrap();
     {
-        let (_b, p) = reopen().await;
+        let (_b, p) = reopen(dir.path()).await;
         assert_eq!(p.aborted_transactions(), expected);
         assert!(!files(&tdir, INDEX_SUFFIX).contains(&500));
     }
