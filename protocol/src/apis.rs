@@ -205,6 +205,17 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 2,
     },
+    // SCRAM credentials in the replicated state (KIP-554); v0 is the only version.
+    ApiRange {
+        key: ApiKey::DescribeUserScramCredentials,
+        min: 0,
+        max: 0,
+    },
+    ApiRange {
+        key: ApiKey::AlterUserScramCredentials,
+        min: 0,
+        max: 0,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -250,6 +261,8 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::SaslAuthenticate => SaslAuthenticateRequest::VERSIONS,
         ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
+        ApiKey::DescribeUserScramCredentials => DescribeUserScramCredentialsRequest::VERSIONS,
+        ApiKey::AlterUserScramCredentials => AlterUserScramCredentialsRequest::VERSIONS,
         _ => return None,
     })
 }

@@ -4,3 +4,4 @@ pub mod cluster;
 pub mod groups;
 pub mod log_dirs;
 pub mod topics;
+pub mod users;

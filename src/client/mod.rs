@@ -17,6 +17,7 @@ pub mod log_dirs;
 pub mod offsets;
 pub mod topics;
 pub mod types;
+pub mod users;
 pub mod versions;
 
 pub use admin::Admin;

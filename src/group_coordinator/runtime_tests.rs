@@ -113,6 +113,7 @@ async fn start_node(
         dir,
         &cluster,
         &group,
+        Vec::new(),
         None,
         gate(tx, commits_tx),
     )

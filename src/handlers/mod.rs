@@ -19,6 +19,7 @@ use crate::cluster::BrokerEndpoint;
 use crate::config::AdvertisedListener;
 
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod config_entries;
 pub mod consumer_group_describe;
@@ -33,6 +34,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_topic_partitions;
+pub mod describe_user_scram_credentials;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod group_common;
@@ -210,6 +212,12 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::OffsetForLeaderEpoch(r) => {
             ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(ctx, r).await)
         }
+        RequestKind::DescribeUserScramCredentials(r) => ResponseKind::DescribeUserScramCredentials(
+            describe_user_scram_credentials::handle(ctx, r).await,
+        ),
+        RequestKind::AlterUserScramCredentials(r) => ResponseKind::AlterUserScramCredentials(
+            alter_user_scram_credentials::handle(ctx, r).await,
+        ),
         RequestKind::SaslHandshake(r) => ResponseKind::SaslHandshake(sasl::handshake(ctx, r)),
         RequestKind::SaslAuthenticate(r) => {
             ResponseKind::SaslAuthenticate(sasl::authenticate(ctx, r))
@@ -256,6 +264,8 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::DescribeTopicPartitions => "DescribeTopicPartitions",
         ApiKey::SaslHandshake => "SaslHandshake",
         ApiKey::SaslAuthenticate => "SaslAuthenticate",
+        ApiKey::DescribeUserScramCredentials => "DescribeUserScramCredentials",
+        ApiKey::AlterUserScramCredentials => "AlterUserScramCredentials",
         _ => "Other",
     }
 }
@@ -408,6 +418,12 @@ pub(crate) mod test_support {
             ApiKey::SaslAuthenticate => {
                 RequestKind::SaslAuthenticate(SaslAuthenticateRequest::default())
             }
+            ApiKey::DescribeUserScramCredentials => RequestKind::DescribeUserScramCredentials(
+                DescribeUserScramCredentialsRequest::default(),
+            ),
+            ApiKey::AlterUserScramCredentials => RequestKind::AlterUserScramCredentials(
+                AlterUserScramCredentialsRequest::default(),
+            ),
             other => panic!("add a default request for {other:?}"),
         }
     }
