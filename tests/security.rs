@@ -708,7 +708,12 @@ fn cohort_users(bootstrap: SocketAddr, args: &[&str]) -> (i32, String, String) {
 fn scram_first(addr: SocketAddr, mechanism: &'static str, user: &str) -> i16 {
     let mut c = RawClient::connect(addr);
     assert_eq!(handshake(&mut c, 1, mechanism).0, 0);
-    authenticate(&mut c, 2, format!("n,,n={user},r=rawclientnonce").as_bytes()).0
+    authenticate(
+        &mut c,
+        2,
+        format!("n,,n={user},r=rawclientnonce").as_bytes(),
+    )
+    .0
 }
 
 #[test]
@@ -785,7 +790,11 @@ fn scram_credentials_altered_over_the_api_authenticate_survive_a_restart_and_del
             "frank",
         ],
     );
-    assert_eq!((code, out.as_str()), (0, "Completed updating config for user frank.\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Completed updating config for user frank.\n"),
+        "{err}"
+    );
     // Two mechanisms of one user in one request: Kafka's controller refuses the user.
     let (code, out, err) = cohort_users(
         plain,
@@ -798,7 +807,10 @@ fn scram_credentials_altered_over_the_api_authenticate_survive_a_restart_and_del
         ],
     );
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.starts_with("Error while executing config command with args"), "{out}");
+    assert!(
+        out.starts_with("Error while executing config command with args"),
+        "{out}"
+    );
     assert!(
         err.contains("DuplicateResourceException: A user credential cannot be altered twice in the same request"),
         "{err}"
@@ -812,9 +824,21 @@ fn scram_credentials_altered_over_the_api_authenticate_survive_a_restart_and_del
     // bring him back (the bootstrap applies once per cluster, as kafka-storage.sh format).
     let (code, out, err) = cohort_users(
         plain,
-        &["--alter", "--delete-config", "SCRAM-SHA-512", "--entity-type", "users", "--entity-name", "bob"],
+        &[
+            "--alter",
+            "--delete-config",
+            "SCRAM-SHA-512",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "bob",
+        ],
     );
-    assert_eq!((code, out.as_str()), (0, "Completed updating config for user bob.\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Completed updating config for user bob.\n"),
+        "{err}"
+    );
     let sasl_plain = broker.listener("SASL_PLAINTEXT");
     assert_eq!(scram_first(sasl_plain, "SCRAM-SHA-512", "bob"), 58);
 
@@ -828,11 +852,23 @@ fn scram_credentials_altered_over_the_api_authenticate_survive_a_restart_and_del
         &sasl_ssl_settings(&certs, "SCRAM-SHA-512", dave),
     );
     let sasl_plain = broker.listener("SASL_PLAINTEXT");
-    assert_eq!(scram_first(sasl_plain, "SCRAM-SHA-512", "bob"), 58, "bob came back");
+    assert_eq!(
+        scram_first(sasl_plain, "SCRAM-SHA-512", "bob"),
+        58,
+        "bob came back"
+    );
     assert_eq!(scram_first(sasl_plain, "SCRAM-SHA-512", "dave"), 0);
     // Deleted over the API: dave no longer authenticates.
-    let report = scram_admin(sasl_ssl, &admin, &["delete:dave:SCRAM-SHA-512", "describe:dave"]);
-    assert_eq!(report[0]["result"], serde_json::json!({"dave": "OK"}), "{report}");
+    let report = scram_admin(
+        sasl_ssl,
+        &admin,
+        &["delete:dave:SCRAM-SHA-512", "describe:dave"],
+    );
+    assert_eq!(
+        report[0]["result"],
+        serde_json::json!({"dave": "OK"}),
+        "{report}"
+    );
     assert_eq!(
         report[1]["result"],
         serde_json::json!({"dave": "RESOURCE_NOT_FOUND"}),

@@ -710,7 +710,7 @@ fn samples() -> Vec<Sample> {
                 },
             ],
         },
-        "",
+        "0202210001010388ef99abc5e88c9111ac020205616c6963650000045a5a5a5a04111111110422222222804003626f620101",
     ));
     s.push(command(
         "BootstrapScramCredentials",
@@ -718,22 +718,24 @@ fn samples() -> Vec<Sample> {
         Body::BootstrapScramCredentials {
             credentials: vec![scram_record("admin", ScramMechanismType::Sha256)],
         },
-        "",
+        "020222000100010561646d696e00045a5a5a5a041111111104222222228040",
     ));
     s.push(reply(
         "AppReply ScramAltered",
         AppReply::ScramAltered(vec![
             Ok(()),
             Err(ScramChangeError::NotFound),
-            Err(ScramChangeError::Unacceptable("Too few iterations".to_owned())),
+            Err(ScramChangeError::Unacceptable(
+                "Too few iterations".to_owned(),
+            )),
             Err(ScramChangeError::Duplicate),
         ]),
-        "",
+        "02030100010804000100010112546f6f2066657720697465726174696f6e730102",
     ));
     s.push(reply(
         "AppReply ScramBootstrapped",
         AppReply::ScramBootstrapped(true),
-        "",
+        "02030100010901",
     ));
     s.push(reply("AppReply Group", AppReply::Group, "020301000100"));
     s.push(reply(
@@ -833,14 +835,14 @@ fn samples() -> Vec<Sample> {
         scram_record("alice", ScramMechanismType::Sha512),
         |r| r.encode_record().to_vec(),
         ScramCredentialRecord::decode_record,
-        "",
+        "020421000105616c69636501045a5a5a5a041111111104222222228040",
     ));
     s.push(sample(
         "SCRAM bootstrap record",
         true,
         |b| encode_scram_bootstrap_record(*b).to_vec(),
         decode_scram_bootstrap_record,
-        "",
+        "020422000101",
     ));
 
     // Raft machinery files.

@@ -10,7 +10,9 @@ use kafka_protocol::messages::alter_user_scram_credentials_request::{
     ScramCredentialDeletion, ScramCredentialUpsertion,
 };
 use kafka_protocol::messages::describe_user_scram_credentials_request::UserName;
-use kafka_protocol::messages::{AlterUserScramCredentialsRequest, DescribeUserScramCredentialsRequest};
+use kafka_protocol::messages::{
+    AlterUserScramCredentialsRequest, DescribeUserScramCredentialsRequest,
+};
 use kafka_protocol::protocol::StrBytes;
 
 use super::admin::Admin;
@@ -73,14 +75,13 @@ impl Admin {
         let timeout = self.call_timeout();
         Admin::deadline(timeout, "describeUserScramCredentials", async {
             let addr = self.any_broker().await?;
-            let request = DescribeUserScramCredentialsRequest::default().with_users(users.map(
-                |names| {
+            let request =
+                DescribeUserScramCredentialsRequest::default().with_users(users.map(|names| {
                     names
                         .iter()
                         .map(|n| UserName::default().with_name(StrBytes::from_string(n.clone())))
                         .collect()
-                },
-            ));
+                }));
             let response = self.send(&addr, &request).await?;
             if response.error_code != NONE {
                 return Err(KafkaError::with_message(

@@ -13,10 +13,14 @@
 //! delete it). One result per user, in the order the users first appear (deletions first).
 
 use kafka_protocol::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
-use kafka_protocol::messages::{AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse};
+use kafka_protocol::messages::{
+    AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse,
+};
 use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
-use raft_meta::cohort_app::{check_scram_change, ScramChangeError, ScramMechanismType, ScramOp, UserScramChange};
+use raft_meta::cohort_app::{
+    check_scram_change, ScramChangeError, ScramMechanismType, ScramOp, UserScramChange,
+};
 
 use super::RequestContext;
 use crate::errors::{to_kafka_error, BrokerError};
@@ -222,7 +226,11 @@ mod tests {
     #[test]
     fn requests_are_checked_as_kafkas_controller_checks_them() {
         let req = AlterUserScramCredentialsRequest::default()
-            .with_deletions(vec![delete("gone", 1), delete("twice", 2), delete("odd", 3)])
+            .with_deletions(vec![
+                delete("gone", 1),
+                delete("twice", 2),
+                delete("odd", 3),
+            ])
             .with_upsertions(vec![
                 upsert("ok", 1, 8192),
                 upsert("twice", 1, 8192),
@@ -252,8 +260,12 @@ mod tests {
         let ScramOp::Upsert { credential, .. } = &c.op else {
             panic!("not an upsert")
         };
-        let expected =
-            ScramCredential::from_salted_password(ScramMechanism::Sha256, &[7; 32], b"salt".to_vec(), 8192);
+        let expected = ScramCredential::from_salted_password(
+            ScramMechanism::Sha256,
+            &[7; 32],
+            b"salt".to_vec(),
+            8192,
+        );
         assert_eq!(credential.stored_key, expected.stored_key);
         assert_eq!(credential.server_key, expected.server_key);
         assert_eq!(credential.salt, b"salt");

@@ -36,11 +36,19 @@ pub async fn handle(
     let mut asked: Vec<(String, bool)> = Vec::new();
     match req.users.as_deref() {
         None | Some([]) => {
-            asked = scram.read(|t| t.users().into_iter().map(|u| (u.to_owned(), false)).collect());
+            asked = scram.read(|t| {
+                t.users()
+                    .into_iter()
+                    .map(|u| (u.to_owned(), false))
+                    .collect()
+            });
         }
         Some(users) => {
             for u in users {
-                match asked.iter_mut().find(|(n, _)| n.as_str() == u.name.as_str()) {
+                match asked
+                    .iter_mut()
+                    .find(|(n, _)| n.as_str() == u.name.as_str())
+                {
                     Some(entry) => entry.1 = true,
                     None => asked.push((u.name.to_string(), false)),
                 }

@@ -421,9 +421,9 @@ pub(crate) mod test_support {
             ApiKey::DescribeUserScramCredentials => RequestKind::DescribeUserScramCredentials(
                 DescribeUserScramCredentialsRequest::default(),
             ),
-            ApiKey::AlterUserScramCredentials => RequestKind::AlterUserScramCredentials(
-                AlterUserScramCredentialsRequest::default(),
-            ),
+            ApiKey::AlterUserScramCredentials => {
+                RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest::default())
+            }
             other => panic!("add a default request for {other:?}"),
         }
     }

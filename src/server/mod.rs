@@ -235,11 +235,9 @@ impl Server {
             .await?,
         );
         // SASL listeners authenticate SCRAM users from the replicated state from now on.
-        security
-            .credentials()
-            .install_scram(Arc::new(crate::replicated::scram::ReplicatedScram::new(
-                groups.node().clone(),
-            )));
+        security.credentials().install_scram(Arc::new(
+            crate::replicated::scram::ReplicatedScram::new(groups.node().clone()),
+        ));
         readiness.groups_started(&groups);
         disk.add_raft(groups.node().space_guards());
         // Ends with the shutdown signal (or when start fails and drops its sender).

@@ -235,14 +235,18 @@ impl AclTable {
     /// a PREFIXED pattern for every prefix of its name (one probe per prefix).
     fn matching<'a>(&'a self, resource: Resource<'a>) -> impl Iterator<Item = &'a AclBinding> {
         let t = resource.resource_type;
-        let literal = [resource.name, WILDCARD]
-            .into_iter()
-            .filter_map(move |n| self.by_resource.get(&(t, AclPatternType::Literal, n.to_owned())));
+        let literal = [resource.name, WILDCARD].into_iter().filter_map(move |n| {
+            self.by_resource
+                .get(&(t, AclPatternType::Literal, n.to_owned()))
+        });
         let prefixes = resource
             .name
             .char_indices()
             .map(|(i, c)| &resource.name[..i + c.len_utf8()])
-            .filter_map(move |p| self.by_resource.get(&(t, AclPatternType::Prefixed, p.to_owned())));
+            .filter_map(move |p| {
+                self.by_resource
+                    .get(&(t, AclPatternType::Prefixed, p.to_owned()))
+            });
         literal.chain(prefixes).flatten()
     }
 
@@ -348,8 +352,24 @@ mod tests {
         );
         let rows: Vec<Row> = vec![
             // No ACL on the resource: allow.everyone.if.no.acl.found decides.
-            (vec![], &none, alice, "10.0.0.1", Read, topic("t"), Decision::Denied),
-            (vec![], &open, alice, "10.0.0.1", Read, topic("t"), Decision::Allowed),
+            (
+                vec![],
+                &none,
+                alice,
+                "10.0.0.1",
+                Read,
+                topic("t"),
+                Decision::Denied,
+            ),
+            (
+                vec![],
+                &open,
+                alice,
+                "10.0.0.1",
+                Read,
+                topic("t"),
+                Decision::Allowed,
+            ),
             // An ACL for someone else on the resource: denied even with allow-if-no-acl.
             (
                 vec![acl(Topic, "t", Literal, bob, "*", Read, Allow)],
@@ -489,7 +509,15 @@ mod tests {
             ),
             // User:* matches everyone; the literal "*" name every topic.
             (
-                vec![acl(Topic, "*", Literal, WILDCARD_PRINCIPAL, "*", Read, Allow)],
+                vec![acl(
+                    Topic,
+                    "*",
+                    Literal,
+                    WILDCARD_PRINCIPAL,
+                    "*",
+                    Read,
+                    Allow,
+                )],
                 &none,
                 bob,
                 "h",
@@ -576,7 +604,15 @@ mod tests {
             ),
             // CLUSTER resource (its name is kafka-cluster).
             (
-                vec![acl(Cluster, "kafka-cluster", Literal, alice, "*", Alter, Allow)],
+                vec![acl(
+                    Cluster,
+                    "kafka-cluster",
+                    Literal,
+                    alice,
+                    "*",
+                    Alter,
+                    Allow,
+                )],
                 &none,
                 alice,
                 "h",
@@ -623,11 +659,17 @@ mod tests {
             Decision::Denied
         );
         for code in 2..=14 {
-            assert_eq!(AclOperation::from_code(code).map(AclOperation::code), Some(code));
+            assert_eq!(
+                AclOperation::from_code(code).map(AclOperation::code),
+                Some(code)
+            );
         }
         assert_eq!(AclOperation::from_code(1), None);
         for code in 2..=5 {
-            assert_eq!(AclResourceType::from_code(code).map(AclResourceType::code), Some(code));
+            assert_eq!(
+                AclResourceType::from_code(code).map(AclResourceType::code),
+                Some(code)
+            );
         }
     }
 
@@ -635,7 +677,15 @@ mod tests {
     fn ten_thousand_acls_are_looked_up_by_probes_not_a_scan() {
         let mut t = AclTable::default();
         for i in 0..10_000 {
-            t.insert(acl(Topic, &format!("topic-{i}"), Literal, "User:a", "*", Read, Allow));
+            t.insert(acl(
+                Topic,
+                &format!("topic-{i}"),
+                Literal,
+                "User:a",
+                "*",
+                Read,
+                Allow,
+            ));
         }
         // What a lookup touches: the literal name, the wildcard and one probe per prefix,
         // whatever the table holds.

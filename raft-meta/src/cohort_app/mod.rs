@@ -48,8 +48,8 @@ use crate::app::{Application, Record, RestoreError, Undecodable};
 pub use crate::format::FormatError;
 use crate::types::{LogIndex, NodeId};
 pub use scram::{
-    check_change as check_scram_change, ScramChangeError, ScramCredentialRecord, ScramMechanismType, ScramOp, ScramTable,
-    StoredScramCredential, UserScramChange,
+    check_change as check_scram_change, ScramChangeError, ScramCredentialRecord,
+    ScramMechanismType, ScramOp, ScramTable, StoredScramCredential, UserScramChange,
 };
 pub use topics::{
     ClusterMeta, PartitionsAdded, TopicChangeError, TopicConfigChange, TopicLimits, TopicMeta,

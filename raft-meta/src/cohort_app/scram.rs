@@ -216,7 +216,8 @@ impl ScramTable {
                 mechanism,
                 credential,
             } => {
-                self.credentials.insert((change.user, mechanism), credential);
+                self.credentials
+                    .insert((change.user, mechanism), credential);
                 Ok(())
             }
             ScramOp::Delete { mechanism } => self

@@ -136,13 +136,24 @@ async fn describe(
     let users = admin
         .describe_user_scram_credentials(Some(&names))
         .await
-        .map_err(|e| format!("java.util.concurrent.ExecutionException: {}", e.java_string()))?;
+        .map_err(|e| {
+            format!(
+                "java.util.concurrent.ExecutionException: {}",
+                e.java_string()
+            )
+        })?;
     for (user, outcome) in users {
         match outcome {
             Ok(infos) => {
                 let text = infos
                     .iter()
-                    .map(|i| format!("{}=iterations={}", mechanism_name(i.mechanism), i.iterations))
+                    .map(|i| {
+                        format!(
+                            "{}=iterations={}",
+                            mechanism_name(i.mechanism),
+                            i.iterations
+                        )
+                    })
                     .collect::<Vec<_>>()
                     .join(", ");
                 let _ = writeln!(
@@ -189,7 +200,9 @@ async fn alter(
             )
         })?;
         let (iterations, password) = options::iterations_and_password(value).ok_or_else(|| {
-            format!("java.lang.IllegalArgumentException: Invalid credential property {name}=[hidden]")
+            format!(
+                "java.lang.IllegalArgumentException: Invalid credential property {name}=[hidden]"
+            )
         })?;
         let iterations = iterations.unwrap_or(i64::from(DEFAULT_ITERATIONS));
         if iterations < i64::from(DEFAULT_ITERATIONS) {
@@ -220,7 +233,12 @@ async fn alter(
     let results = admin
         .alter_user_scram_credentials(&changes)
         .await
-        .map_err(|e| format!("java.util.concurrent.ExecutionException: {}", e.java_string()))?;
+        .map_err(|e| {
+            format!(
+                "java.util.concurrent.ExecutionException: {}",
+                e.java_string()
+            )
+        })?;
     if let Some((_, Err(e))) = results.iter().find(|(_, r)| r.is_err()) {
         return Err(format!(
             "java.util.concurrent.ExecutionException: {}",

@@ -178,11 +178,7 @@ pub fn check(args: &[String]) -> Checked {
     match parsed.value("entity-type") {
         Some("users") => {}
         None if parsed.has("user") => {}
-        None => {
-            return Checked::Usage(
-                "At least one entity type must be specified".to_string(),
-            )
-        }
+        None => return Checked::Usage("At least one entity type must be specified".to_string()),
         Some(other) => {
             return Checked::Usage(format!(
                 "cohort users serves --entity-type users only (got {other}); topic and broker \
@@ -252,10 +248,15 @@ mod tests {
     #[test]
     fn add_config_splits_outside_brackets_as_kafka_does() {
         assert_eq!(
-            parse_add_config("SCRAM-SHA-256=[iterations=8192,password=a,b],SCRAM-SHA-512=[password=c]")
-                .unwrap(),
+            parse_add_config(
+                "SCRAM-SHA-256=[iterations=8192,password=a,b],SCRAM-SHA-512=[password=c]"
+            )
+            .unwrap(),
             vec![
-                ("SCRAM-SHA-256".to_owned(), "iterations=8192,password=a,b".to_owned()),
+                (
+                    "SCRAM-SHA-256".to_owned(),
+                    "iterations=8192,password=a,b".to_owned()
+                ),
                 ("SCRAM-SHA-512".to_owned(), "password=c".to_owned()),
             ]
         );
@@ -265,7 +266,10 @@ mod tests {
             Some((Some(8192), "p=w,x"))
         );
         assert_eq!(iterations_and_password("password=x"), Some((None, "x")));
-        assert_eq!(iterations_and_password("iterations=-1,password=x"), Some((None, "x")));
+        assert_eq!(
+            iterations_and_password("iterations=-1,password=x"),
+            Some((None, "x"))
+        );
         assert_eq!(iterations_and_password("iterations=abc,password=x"), None);
         assert_eq!(iterations_and_password("pw=x"), None);
     }
@@ -273,13 +277,31 @@ mod tests {
     #[test]
     fn checks_follow_config_commands() {
         let o = run(check(&args(&[
-            "--bootstrap-server", "h:1", "--alter", "--entity-type", "users",
-            "--entity-name", "alice", "--add-config", "SCRAM-SHA-256=[password=x]",
+            "--bootstrap-server",
+            "h:1",
+            "--alter",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "alice",
+            "--add-config",
+            "SCRAM-SHA-256=[password=x]",
         ])));
         assert_eq!(o.action, Action::Alter);
         assert_eq!(o.entity_name.as_deref(), Some("alice"));
-        assert!(!format!("{o:?}").contains("password=x"), "Debug hides values");
-        let o = run(check(&args(&["--bootstrap-server", "h:1", "--alter", "--user", "bob", "--delete-config", "SCRAM-SHA-512"])));
+        assert!(
+            !format!("{o:?}").contains("password=x"),
+            "Debug hides values"
+        );
+        let o = run(check(&args(&[
+            "--bootstrap-server",
+            "h:1",
+            "--alter",
+            "--user",
+            "bob",
+            "--delete-config",
+            "SCRAM-SHA-512",
+        ])));
         assert_eq!(o.delete, vec!["SCRAM-SHA-512".to_owned()]);
         assert!(matches!(
             check(&args(&["--bootstrap-server", "h:1", "--alter", "--describe", "--entity-type", "users"])),
@@ -293,7 +315,13 @@ mod tests {
             check(&args(&["--bootstrap-server", "h:1", "--describe", "--entity-type", "topics"])),
             Checked::Usage(m) if m.contains("users only")
         ));
-        let o = run(check(&args(&["--bootstrap-server", "h:1", "--describe", "--entity-type", "users"])));
+        let o = run(check(&args(&[
+            "--bootstrap-server",
+            "h:1",
+            "--describe",
+            "--entity-type",
+            "users",
+        ])));
         assert_eq!(o.entity_name, None);
     }
 }
