@@ -104,7 +104,8 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             AppendError::Sequence(SequenceError::OutOfOrder { .. }) => {
                 ErrorCode::OutOfOrderSequenceNumber
             }
-            AppendError::Transactional => ErrorCode::InvalidTxnState,
+            AppendError::OpenTransaction { .. } => ErrorCode::InvalidTxnState,
+            AppendError::NotAMarker(_) => ErrorCode::InvalidRecord,
             AppendError::Log(e) => log_error(e),
         },
         BrokerError::Read(e) => match e {
@@ -292,8 +293,12 @@ mod tests {
                 ErrorCode::OutOfOrderSequenceNumber,
             ),
             (
-                AppendError::Transactional.into(),
+                AppendError::OpenTransaction { producer_id: 1 }.into(),
                 ErrorCode::InvalidTxnState,
+            ),
+            (
+                AppendError::NotAMarker(BatchError::ControlBatch).into(),
+                ErrorCode::InvalidRecord,
             ),
             (
                 ReadError::OffsetOutOfRange {

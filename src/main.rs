@@ -43,6 +43,18 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Configs of topics, brokers and groups: kafka-configs.sh's flags and output.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Configs {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Records: `--delete` below offsets, kafka-delete-records.sh's flags and output.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Records {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// SCRAM users: kafka-configs.sh --entity-type users's flags and output.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Users {
@@ -62,6 +74,8 @@ fn main() -> ExitCode {
         Command::Topics { args } => exit_code(cohort::cli::topics::main(&args)),
         Command::LogDirs { args } => exit_code(cohort::cli::log_dirs::main(&args)),
         Command::Users { args } => exit_code(cohort::cli::users::main(&args)),
+        Command::Configs { args } => exit_code(cohort::cli::configs::main(&args)),
+        Command::Records { args } => exit_code(cohort::cli::records::main(&args)),
     }
 }
 

@@ -376,6 +376,12 @@ impl Log {
         self.read_view().segments.iter().map(|s| s.end).sum()
     }
 
+    /// The base offset of the segment taking appends (it changes when the log rolls).
+    pub fn active_base_offset(&self) -> Offset {
+        let view = self.read_view();
+        view.segments.last().map_or(Offset(0), |s| s.segment.base())
+    }
+
     /// A summary of every segment, oldest first.
     pub fn segments(&self) -> Vec<SegmentInfo> {
         let view = self.read_view();

@@ -31,10 +31,33 @@ impl ApiRange {
 /// librdkafka only enables compression when the broker's Produce range includes v0.
 pub const PRODUCE_MIN_DECODABLE_VERSION: i16 = 3;
 
-/// What Cohort serves. Ranges follow Kafka 4.0 and the reference matrix: Fetch stops at v12
-/// (v13+ addresses topics by id), ListOffsets at v7 (v8+ only adds tiered-storage timestamps),
-/// Metadata at v12.
-pub const SUPPORTED_APIS: &[ApiRange] = &[
+/// Whether the transaction coordinator is served (issue 13, decisions 0119 and 0125): the one
+/// switch for the five transaction APIs below ([`TRANSACTION_APIS`]), FindCoordinator's
+/// TRANSACTION key type and InitProducerId with a transactional id. Off, none of them is
+/// advertised and their requests do not decode (UNSUPPORTED_VERSION), as before.
+pub const TRANSACTIONS_SERVED: bool = true;
+
+/// The transaction APIs (transactions v1, KIP-98/KIP-447): the client's AddPartitionsToTxn
+/// (v4+ is KIP-890's broker-to-broker batch), and AddOffsetsToTxn, EndTxn and TxnOffsetCommit
+/// up to v3 (v4+ is KIP-890's TRANSACTION_ABORTABLE and transactions v2, not served: no
+/// `transaction.version` feature is advertised); WriteTxnMarkers v1, which the coordinator
+/// sends to a partition's owner.
+pub const TRANSACTION_APIS: &[ApiRange] = SERVED_APIS.split_at(SERVED_APIS.len() - 5).1;
+
+/// What Cohort serves: [`SERVED_APIS`], without [`TRANSACTION_APIS`] unless
+/// [`TRANSACTIONS_SERVED`].
+pub const SUPPORTED_APIS: &[ApiRange] = if TRANSACTIONS_SERVED {
+    SERVED_APIS
+} else {
+    SERVED_APIS
+        .split_at(SERVED_APIS.len() - TRANSACTION_APIS.len())
+        .0
+};
+
+/// Every API Cohort can serve, the transaction APIs last. Ranges follow Kafka 4.0 and the
+/// reference matrix: Fetch stops at v12 (v13+ addresses topics by id), ListOffsets at v7 (v8+
+/// only adds tiered-storage timestamps), Metadata at v12.
+const SERVED_APIS: &[ApiRange] = &[
     ApiRange {
         key: ApiKey::Produce,
         min: 0,
@@ -216,6 +239,33 @@ pub const SUPPORTED_APIS: &[ApiRange] = &[
         min: 0,
         max: 0,
     },
+    // The transaction APIs: keep them last and five (see TRANSACTION_APIS).
+    ApiRange {
+        key: ApiKey::AddPartitionsToTxn,
+        min: 0,
+        max: 3,
+    },
+    ApiRange {
+        key: ApiKey::AddOffsetsToTxn,
+        min: 0,
+        max: 3,
+    },
+    ApiRange {
+        key: ApiKey::EndTxn,
+        min: 0,
+        max: 3,
+    },
+    ApiRange {
+        key: ApiKey::TxnOffsetCommit,
+        min: 0,
+        max: 3,
+    },
+    // Between brokers: the coordinator has a partition's owner write its marker.
+    ApiRange {
+        key: ApiKey::WriteTxnMarkers,
+        min: 1,
+        max: 1,
+    },
 ];
 
 /// The served range of `key`, if it is served at all.
@@ -263,6 +313,11 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         ApiKey::DescribeUserScramCredentials => DescribeUserScramCredentialsRequest::VERSIONS,
         ApiKey::AlterUserScramCredentials => AlterUserScramCredentialsRequest::VERSIONS,
+        ApiKey::AddPartitionsToTxn => AddPartitionsToTxnRequest::VERSIONS,
+        ApiKey::AddOffsetsToTxn => AddOffsetsToTxnRequest::VERSIONS,
+        ApiKey::EndTxn => EndTxnRequest::VERSIONS,
+        ApiKey::TxnOffsetCommit => TxnOffsetCommitRequest::VERSIONS,
+        ApiKey::WriteTxnMarkers => WriteTxnMarkersRequest::VERSIONS,
         _ => return None,
     })
 }
@@ -294,6 +349,26 @@ mod tests {
     fn each_api_appears_once() {
         for (i, a) in SUPPORTED_APIS.iter().enumerate() {
             assert!(SUPPORTED_APIS[i + 1..].iter().all(|b| b.key != a.key));
+        }
+    }
+
+    #[test]
+    fn the_transaction_apis_are_the_last_five_and_follow_the_switch() {
+        let keys: Vec<ApiKey> = TRANSACTION_APIS.iter().map(|r| r.key).collect();
+        assert_eq!(
+            keys,
+            [
+                ApiKey::AddPartitionsToTxn,
+                ApiKey::AddOffsetsToTxn,
+                ApiKey::EndTxn,
+                ApiKey::TxnOffsetCommit,
+                ApiKey::WriteTxnMarkers
+            ]
+        );
+        // Transactions v1 only: no KIP-890 version is served.
+        assert!(TRANSACTION_APIS[..4].iter().all(|r| r.max == 3));
+        for r in TRANSACTION_APIS {
+            assert_eq!(supported_range(r.key).is_some(), TRANSACTIONS_SERVED);
         }
     }
 

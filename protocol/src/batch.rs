@@ -24,6 +24,8 @@
 use bytes::Bytes;
 use kafka_protocol::records::{Compression, RecordBatchDecoder};
 
+pub mod control;
+
 /// Bytes of the v2 batch header.
 pub const BATCH_HEADER_BYTES: usize = 61;
 /// Bytes before the batch length's coverage starts (base offset + length).

@@ -18,7 +18,7 @@ pub mod request;
 pub mod response;
 pub mod splice;
 
-pub use apis::{ApiRange, SUPPORTED_APIS};
+pub use apis::{ApiRange, SUPPORTED_APIS, TRANSACTIONS_SERVED};
 pub use error_code::ErrorCode;
 pub use frame::{FrameError, FrameStatus, DEFAULT_MAX_FRAME_BYTES};
 pub use kafka_protocol;

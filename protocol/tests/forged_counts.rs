@@ -40,6 +40,38 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
     use kafka_protocol::messages::*;
     let s = |v: &str| StrBytes::from_string(v.to_string());
     Some(match key {
+        ApiKey::AddPartitionsToTxn => RequestKind::AddPartitionsToTxn(
+            AddPartitionsToTxnRequest::default()
+                .with_v3_and_below_transactional_id(TransactionalId(s("x")))
+                .with_v3_and_below_topics(vec![
+                    add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                        .with_name(TopicName(s("t")))
+                        .with_partitions(vec![0, 1]),
+                ]),
+        ),
+        ApiKey::TxnOffsetCommit => RequestKind::TxnOffsetCommit(
+            TxnOffsetCommitRequest::default()
+                .with_transactional_id(TransactionalId(s("x")))
+                .with_group_id(GroupId(s("g")))
+                .with_topics(vec![
+                    txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                        .with_name(TopicName(s("t")))
+                        .with_partitions(vec![
+                            txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                                .with_committed_offset(5)
+                                .with_committed_metadata(Some(s("md"))),
+                        ]),
+                ]),
+        ),
+        ApiKey::WriteTxnMarkers => {
+            RequestKind::WriteTxnMarkers(WriteTxnMarkersRequest::default().with_markers(vec![
+                write_txn_markers_request::WritableTxnMarker::default().with_topics(vec![
+                    write_txn_markers_request::WritableTxnMarkerTopic::default()
+                        .with_name(TopicName(s("t")))
+                        .with_partition_indexes(vec![0]),
+                ]),
+            ]))
+        }
         ApiKey::Metadata => RequestKind::Metadata(MetadataRequest::default().with_topics(Some(
             vec![metadata_request::MetadataRequestTopic::default(
                 )
@@ -215,6 +247,11 @@ impl DefaultFor for RequestKind {
     fn default_for(key: ApiKey) -> Self {
         match key {
             ApiKey::Produce => RequestKind::Produce(Default::default()),
+            ApiKey::AddPartitionsToTxn => RequestKind::AddPartitionsToTxn(Default::default()),
+            ApiKey::AddOffsetsToTxn => RequestKind::AddOffsetsToTxn(Default::default()),
+            ApiKey::EndTxn => RequestKind::EndTxn(Default::default()),
+            ApiKey::TxnOffsetCommit => RequestKind::TxnOffsetCommit(Default::default()),
+            ApiKey::WriteTxnMarkers => RequestKind::WriteTxnMarkers(Default::default()),
             ApiKey::Fetch => RequestKind::Fetch(Default::default()),
             ApiKey::ListOffsets => RequestKind::ListOffsets(Default::default()),
             ApiKey::Metadata => RequestKind::Metadata(Default::default()),

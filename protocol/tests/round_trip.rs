@@ -179,6 +179,7 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
         ),
         other => group_request_sample(other, v)
             .or_else(|| admin_request_sample(other, v))
+            .or_else(|| txn_request_sample(other, v))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
     }
 }
@@ -362,6 +363,7 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
         }
         other => group_response_sample(other, v)
             .or_else(|| admin_response_sample(other, v))
+            .or_else(|| txn_response_sample(other, v))
             .unwrap_or_else(|| panic!("no sample for {other:?}: add one with its handler")),
     }
 }
@@ -1360,6 +1362,143 @@ fn admin_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
                     .with_error_message(Some(s(
                         "Attempt to delete a user credential that does not exist",
                     ))),
+            ]),
+        ),
+        _ => return None,
+    })
+}
+
+/// Request samples of the transaction APIs (served by `src/handlers`, decision 0125).
+fn txn_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
+    let tid = || TransactionalId(s("payments-tx-1"));
+    Some(match key {
+        ApiKey::AddPartitionsToTxn => RequestKind::AddPartitionsToTxn(
+            AddPartitionsToTxnRequest::default()
+                .with_v3_and_below_transactional_id(tid())
+                .with_v3_and_below_producer_id(ProducerId(4000))
+                .with_v3_and_below_producer_epoch(3)
+                .with_v3_and_below_topics(vec![
+                    add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![0, 2]),
+                    add_partitions_to_txn_request::AddPartitionsToTxnTopic::default()
+                        .with_name(topic("audit"))
+                        .with_partitions(vec![1]),
+                ]),
+        ),
+        ApiKey::AddOffsetsToTxn => RequestKind::AddOffsetsToTxn(
+            AddOffsetsToTxnRequest::default()
+                .with_transactional_id(tid())
+                .with_producer_id(ProducerId(4000))
+                .with_producer_epoch(3)
+                .with_group_id(GroupId(s("billing"))),
+        ),
+        ApiKey::EndTxn => RequestKind::EndTxn(
+            EndTxnRequest::default()
+                .with_transactional_id(tid())
+                .with_producer_id(ProducerId(4000))
+                .with_producer_epoch(3)
+                .with_committed(true),
+        ),
+        ApiKey::TxnOffsetCommit => {
+            let mut p = txn_offset_commit_request::TxnOffsetCommitRequestPartition::default()
+                .with_partition_index(2)
+                .with_committed_offset(1234)
+                .with_committed_metadata(Some(s("md")));
+            if v >= 2 {
+                p = p.with_committed_leader_epoch(5);
+            }
+            let mut r = TxnOffsetCommitRequest::default()
+                .with_transactional_id(tid())
+                .with_group_id(GroupId(s("billing")))
+                .with_producer_id(ProducerId(4000))
+                .with_producer_epoch(3)
+                .with_topics(vec![
+                    txn_offset_commit_request::TxnOffsetCommitRequestTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![p]),
+                ]);
+            if v >= 3 {
+                r = r
+                    .with_generation_id(7)
+                    .with_member_id(s("consumer-1-abc"))
+                    .with_group_instance_id(Some(s("instance-1")));
+            }
+            RequestKind::TxnOffsetCommit(r)
+        }
+        ApiKey::WriteTxnMarkers => {
+            RequestKind::WriteTxnMarkers(WriteTxnMarkersRequest::default().with_markers(vec![
+                write_txn_markers_request::WritableTxnMarker::default()
+                    .with_producer_id(ProducerId(4000))
+                    .with_producer_epoch(3)
+                    .with_transaction_result(true)
+                    .with_coordinator_epoch(2)
+                    .with_topics(vec![
+                        write_txn_markers_request::WritableTxnMarkerTopic::default()
+                            .with_name(topic("orders"))
+                            .with_partition_indexes(vec![0, 2]),
+                    ]),
+            ]))
+        }
+        _ => return None,
+    })
+}
+
+/// Response samples of the transaction APIs.
+fn txn_response_sample(key: ApiKey, _v: i16) -> Option<ResponseKind> {
+    Some(match key {
+        ApiKey::AddPartitionsToTxn => ResponseKind::AddPartitionsToTxn(
+            AddPartitionsToTxnResponse::default()
+                .with_throttle_time_ms(0)
+                .with_results_by_topic_v3_and_below(vec![
+                    add_partitions_to_txn_response::AddPartitionsToTxnTopicResult::default()
+                        .with_name(topic("orders"))
+                        .with_results_by_partition(vec![
+                            add_partitions_to_txn_response::AddPartitionsToTxnPartitionResult::default()
+                                .with_partition_index(0)
+                                .with_partition_error_code(55),
+                            add_partitions_to_txn_response::AddPartitionsToTxnPartitionResult::default()
+                                .with_partition_index(9)
+                                .with_partition_error_code(3),
+                        ]),
+                ]),
+        ),
+        ApiKey::AddOffsetsToTxn => ResponseKind::AddOffsetsToTxn(
+            AddOffsetsToTxnResponse::default()
+                .with_throttle_time_ms(0)
+                .with_error_code(51),
+        ),
+        ApiKey::EndTxn => ResponseKind::EndTxn(
+            EndTxnResponse::default()
+                .with_throttle_time_ms(0)
+                .with_error_code(48),
+        ),
+        ApiKey::TxnOffsetCommit => ResponseKind::TxnOffsetCommit(
+            TxnOffsetCommitResponse::default()
+                .with_throttle_time_ms(0)
+                .with_topics(vec![
+                    txn_offset_commit_response::TxnOffsetCommitResponseTopic::default()
+                        .with_name(topic("orders"))
+                        .with_partitions(vec![
+                            txn_offset_commit_response::TxnOffsetCommitResponsePartition::default()
+                                .with_partition_index(2)
+                                .with_error_code(90),
+                        ]),
+                ]),
+        ),
+        ApiKey::WriteTxnMarkers => ResponseKind::WriteTxnMarkers(
+            WriteTxnMarkersResponse::default().with_markers(vec![
+                write_txn_markers_response::WritableTxnMarkerResult::default()
+                    .with_producer_id(ProducerId(4000))
+                    .with_topics(vec![
+                        write_txn_markers_response::WritableTxnMarkerTopicResult::default()
+                            .with_name(topic("orders"))
+                            .with_partitions(vec![
+                                write_txn_markers_response::WritableTxnMarkerPartitionResult::default()
+                                    .with_partition_index(0)
+                                    .with_error_code(0),
+                            ]),
+                    ]),
             ]),
         ),
         _ => return None,

@@ -59,6 +59,10 @@ pub struct DataArgs {
     /// Times the whole partition is fetched (and read raw); the best round counts.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// `fetch` only: fill the partition with transactions of this many batches each (every
+    /// tenth aborted) and measure read_committed against read_uncommitted on that log.
+    #[arg(long, default_value_t = 0)]
+    txn_batches: usize,
 }
 
 pub type BenchResult<T> = Result<T, String>;
@@ -104,6 +108,19 @@ async fn start_broker(data_dir: &Path) -> BenchResult<Server> {
 
 /// One batch of `records` values of `bytes` each (incompressible-looking content).
 fn make_batch(records: usize, bytes: usize) -> BenchResult<Bytes> {
+    make_producer_batch(records, bytes, None)
+}
+
+/// [`make_batch`], transactional when `producer` is `Some((producer id, first sequence))`.
+fn make_producer_batch(
+    records: usize,
+    bytes: usize,
+    producer: Option<(i64, i32)>,
+) -> BenchResult<Bytes> {
+    let (pid, epoch, seq0) = match producer {
+        Some((pid, seq)) => (pid, 0, seq),
+        None => (-1, -1, -1),
+    };
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     let recs: Vec<Record> = (0..records)
         .map(|i| {
@@ -116,15 +133,19 @@ fn make_batch(records: usize, bytes: usize) -> BenchResult<Bytes> {
                 })
                 .collect();
             Record {
-                transactional: false,
+                transactional: producer.is_some(),
                 control: false,
                 delete_horizon: false,
                 partition_leader_epoch: -1,
-                producer_id: -1,
-                producer_epoch: -1,
+                producer_id: pid,
+                producer_epoch: epoch,
                 timestamp_type: TimestampType::Creation,
                 offset: i as i64,
-                sequence: i as i32 - 1,
+                sequence: if seq0 >= 0 {
+                    seq0 + i as i32
+                } else {
+                    i as i32 - 1
+                },
                 timestamp: 1_700_000_000_000 + i as i64,
                 key: None,
                 value: Some(Bytes::from(value)),
@@ -448,6 +469,9 @@ fn ms(d: Duration) -> f64 {
 }
 
 pub async fn fetch(a: DataArgs) -> BenchResult<()> {
+    if a.txn_batches > 0 {
+        return fetch_isolation(a).await;
+    }
     let scratch = scratch(&a.dir)?;
     // Fill the partition with larger batches first (not measured).
     let batch = make_batch(a.batch_records, a.record_bytes)?;
@@ -487,7 +511,7 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
             }
             let fetch_bytes = a.fetch_bytes;
             let (bytes, elapsed, n) =
-                tokio::task::spawn_blocking(move || fetch_all(addr, fetch_bytes))
+                tokio::task::spawn_blocking(move || fetch_all(addr, fetch_bytes, 0))
                     .await
                     .map_err(|e| e.to_string())??;
             let best = if evicted { &mut cold } else { &mut warm };
@@ -519,6 +543,100 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
         warm.0,
         warm.1,
         warm.1 / warm.0.max(1e-9)
+    );
+    Ok(())
+}
+
+/// `fetch --txn-batches N`: the partition holds transactions of N batches, each closed by a
+/// marker written as the marker writer does (every tenth an ABORT); the whole partition is
+/// fetched read_uncommitted and read_committed alternately, page cache warm.
+async fn fetch_isolation(a: DataArgs) -> BenchResult<()> {
+    let scratch = scratch(&a.dir)?;
+    let server = start_broker(&scratch.0.join("broker")).await?;
+    let addr = server.kafka_addr();
+    tokio::task::spawn_blocking(move || create_topic(addr, 1))
+        .await
+        .map_err(|e| e.to_string())??;
+    let partition = server
+        .broker()
+        .data
+        .partition("bench", 0)
+        .await
+        .map_err(|e| e.to_string())?;
+    let template = make_batch(a.batch_records, a.record_bytes)?;
+    let count = ((a.total_mib << 20) / template.len()).max(1);
+    let (records, bytes, per_txn) = (a.batch_records, a.record_bytes, a.txn_batches);
+    let txns = tokio::task::spawn_blocking(move || -> BenchResult<usize> {
+        let mut txn = 0usize;
+        let mut written = 0usize;
+        let now = crate::clock::unix_ms();
+        while written < count {
+            let pid = 1_000 + txn as i64;
+            for k in 0..per_txn {
+                let seq = i32::try_from(k * records).map_err(|e| e.to_string())?;
+                let batch = make_producer_batch(records, bytes, Some((pid, seq)))?;
+                let header =
+                    protocol::batch::validate_produced(&batch).map_err(|e| e.to_string())?;
+                partition
+                    .append_unsynced(BytesMut::from(&batch[..]), header, now)
+                    .map_err(|e| e.to_string())?;
+                written += 1;
+            }
+            let kind = if txn % 10 == 9 {
+                protocol::batch::control::ControlType::Abort
+            } else {
+                protocol::batch::control::ControlType::Commit
+            };
+            let marker = protocol::batch::control::encode_control_batch(
+                &protocol::batch::control::ControlMarker {
+                    kind,
+                    producer_id: pid,
+                    producer_epoch: 0,
+                    coordinator_epoch: 0,
+                    timestamp_ms: now,
+                },
+            );
+            partition
+                .append_marker(&marker, now)
+                .map_err(|e| e.to_string())?;
+            txn += 1;
+        }
+        partition.flush().map_err(|e| e.to_string())?;
+        Ok(txn)
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    let mut best = (0.0f64, 0.0f64);
+    let mut passes = (0usize, 0usize);
+    for _ in 0..a.rounds.max(1) {
+        for isolation in [0i8, 1] {
+            let fetch_bytes = a.fetch_bytes;
+            let (bytes, elapsed, n) =
+                tokio::task::spawn_blocking(move || fetch_all(addr, fetch_bytes, isolation))
+                    .await
+                    .map_err(|e| e.to_string())??;
+            let rate = mib_per_s(bytes, elapsed);
+            if isolation == 0 {
+                best.0 = best.0.max(rate);
+                passes.0 = n;
+            } else {
+                best.1 = best.1.max(rate);
+                passes.1 = n;
+            }
+        }
+    }
+    server.shutdown().await;
+    println!(
+        "fetch isolation: {txns} transactions of {} batches ({} records of {} B each, every tenth aborted), {} B per partition fetch, best of {} passes each",
+        a.txn_batches, a.batch_records, a.record_bytes, a.fetch_bytes, a.rounds
+    );
+    println!(
+        "  read_uncommitted {:.1} MiB/s ({} requests), read_committed {:.1} MiB/s ({} requests), ratio {:.2}",
+        best.0,
+        passes.0,
+        best.1,
+        passes.1,
+        best.1 / best.0.max(1e-9)
     );
     Ok(())
 }
@@ -565,8 +683,13 @@ fn raw_read(dir: &Path) -> BenchResult<(usize, Duration)> {
     Ok((total, started.elapsed()))
 }
 
-/// Fetches partition 0 from offset 0 to its end; (bytes, elapsed, requests).
-fn fetch_all(addr: SocketAddr, partition_bytes: i32) -> BenchResult<(usize, Duration, usize)> {
+/// Fetches partition 0 from offset 0 to its end (the last stable offset at isolation level
+/// 1); (bytes, elapsed, requests).
+fn fetch_all(
+    addr: SocketAddr,
+    partition_bytes: i32,
+    isolation_level: i8,
+) -> BenchResult<(usize, Duration, usize)> {
     let mut c = Conn::connect(addr)?;
     let mut offset = 0i64;
     let mut total = 0usize;
@@ -578,6 +701,7 @@ fn fetch_all(addr: SocketAddr, partition_bytes: i32) -> BenchResult<(usize, Dura
                 .with_max_wait_ms(0)
                 .with_min_bytes(1)
                 .with_max_bytes(64 << 20)
+                .with_isolation_level(isolation_level)
                 .with_session_epoch(-1)
                 .with_topics(vec![FetchTopic::default()
                     .with_topic(TopicName(StrBytes::from_static_str("bench")))
@@ -601,8 +725,13 @@ fn fetch_all(addr: SocketAddr, partition_bytes: i32) -> BenchResult<(usize, Dura
             return Err(format!("fetch answered error code {}", p.error_code));
         }
         let records = p.records.unwrap_or_default();
+        let end = if isolation_level == 1 {
+            p.last_stable_offset
+        } else {
+            p.high_watermark
+        };
         if records.is_empty() {
-            if offset >= p.high_watermark {
+            if offset >= end {
                 break;
             }
             return Err(format!("no progress at offset {offset}"));

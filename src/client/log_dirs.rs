@@ -150,7 +150,7 @@ impl Admin {
 
     /// The address of broker `id`, from the last Metadata answer (refreshed once if the broker
     /// is not in it).
-    async fn node_address(&mut self, id: NodeId) -> ClientResult<String> {
+    pub(crate) async fn node_address(&mut self, id: NodeId) -> ClientResult<String> {
         if let Some(node) = self.brokers().get(&id) {
             return Ok(node.address());
         }

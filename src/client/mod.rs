@@ -9,12 +9,15 @@
 
 pub mod admin;
 pub mod config;
+pub mod configs;
 pub mod connection;
 pub mod consumer_protocol;
 pub mod error;
 pub mod groups;
 pub mod log_dirs;
 pub mod offsets;
+pub mod partitions;
+pub mod record_times;
 pub mod topics;
 pub mod types;
 pub mod users;

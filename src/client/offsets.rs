@@ -55,7 +55,7 @@ pub struct ListOffsetsInfo {
 }
 
 /// Errors that mean "ask again, maybe elsewhere".
-fn retriable(code: i16) -> bool {
+pub(crate) fn retriable(code: i16) -> bool {
     matches!(
         code,
         NOT_LEADER_OR_FOLLOWER
@@ -70,13 +70,13 @@ fn retriable(code: i16) -> bool {
 }
 
 /// Where each pending partition should go, from one Metadata response.
-enum Route {
+pub(crate) enum Route {
     Leader(NodeId),
     Retry,
     Fail(KafkaError),
 }
 
-fn route(metadata: &MetadataResponse, tp: &TopicPartition) -> Route {
+pub(crate) fn route(metadata: &MetadataResponse, tp: &TopicPartition) -> Route {
     let Some(topic) = metadata
         .topics
         .iter()

@@ -28,6 +28,12 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::CreateTopics => (2, 7),
         ApiKey::DeleteTopics => (1, 6),
         ApiKey::DescribeConfigs => (1, 4),
+        ApiKey::IncrementalAlterConfigs => (0, 1),
+        ApiKey::AlterConfigs => (0, 2),
+        ApiKey::CreatePartitions => (0, 3),
+        ApiKey::DeleteRecords => (0, 2),
+        // Topic names (v13+ speaks topic ids); one batch read for a record's timestamp.
+        ApiKey::Fetch => (4, 12),
         ApiKey::DescribeCluster => (0, 2),
         ApiKey::DescribeLogDirs => (1, 4),
         ApiKey::DescribeTopicPartitions => (0, 0),

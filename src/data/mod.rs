@@ -3,6 +3,7 @@
 //! ```text
 //!  <data-dir>/topics/<topic>-<partition>/partition.json   which topic incarnation (id) owns it
 //!                                        log/             compaction::Log segments
+//!                                        txn/             .txnindex per segment, producer snapshots
 //! ```
 //!
 //! Partitions open lazily, on first use, after checking the catalog says the topic exists and
@@ -25,6 +26,10 @@ pub mod reconcile;
 pub mod records;
 pub mod sizes;
 pub mod timestamp_lookup;
+pub mod transactions;
+pub mod txn_index;
+#[cfg(test)]
+mod txn_tests;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

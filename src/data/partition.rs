@@ -20,13 +20,16 @@ use std::sync::{Mutex, RwLock};
 
 use bytes::{Bytes, BytesMut};
 use compaction::{Entry, Log, LogConfig, LogError, Offset, RetentionPolicy, TimestampMs};
+use protocol::batch::control::{decode_control_batch, ControlType};
 use protocol::batch::{self, BatchError, BatchHeader};
 use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::epochs::{self, LeaderEpochCache};
-use super::producers::{ProducerStates, SequenceError, Verdict};
+use super::producers::{ProducerSnapshot, ProducerStates, SequenceError, Verdict};
 use super::records::FetchRecords;
+use super::transactions::{self, Transactions};
+use super::txn_index::{self, AbortedTxn, INDEX_SUFFIX, SNAPSHOT_SUFFIX, TXN_DIR};
 use crate::topics::{TopicConfigs, TopicSpec};
 
 /// The leader epoch written into batches, reported in Metadata, DescribeTopicPartitions and
@@ -35,8 +38,6 @@ use crate::topics::{TopicConfigs, TopicSpec};
 /// first epoch (decision 0124). The epochs of a partition's log are read back from its
 /// batches at open (`epochs`), so data written under other epochs would be answered right.
 pub const LEADER_EPOCH: i32 = 0;
-/// Bytes of the log tail replayed at open to rebuild producer state.
-const PRODUCER_STATE_REPLAY_BYTES: u64 = 64 << 20;
 
 /// Why an append was refused.
 #[derive(Debug, thiserror::Error)]
@@ -55,9 +56,16 @@ pub enum AppendError {
     /// Idempotence rules.
     #[error(transparent)]
     Sequence(#[from] SequenceError),
-    /// A transactional batch: transactions are not served.
-    #[error("transactional batches are not served")]
-    Transactional,
+    /// A non-transactional batch from a producer whose transaction is open (Kafka's
+    /// `InvalidTxnStateException`).
+    #[error("producer {producer_id} wrote a non-transactional batch inside its open transaction")]
+    OpenTransaction {
+        /// The producer.
+        producer_id: i64,
+    },
+    /// What the marker writer handed in is not a transaction marker.
+    #[error("not a transaction marker: {0}")]
+    NotAMarker(BatchError),
     /// The log.
     #[error(transparent)]
     Log(#[from] LogError),
@@ -112,6 +120,8 @@ pub struct ReadBatches {
     pub records: FetchRecords,
     /// Their total size.
     pub bytes: usize,
+    /// The offset after the last batch read (`None`: nothing read).
+    pub next_offset: Option<i64>,
 }
 
 impl ReadBatches {
@@ -156,7 +166,12 @@ pub struct Partition {
     dir: PathBuf,
     log: Log,
     /// Serializes offset assignment and producer checks (appends are ordered by it).
-    writer: Mutex<ProducerStates>,
+    writer: Mutex<Writer>,
+    /// Open transactions, the last stable offset and the aborted transactions
+    /// (`transactions`); locked after `writer` when both are.
+    txns: Mutex<Transactions>,
+    /// `<dir>/txn`: the segments' `.txnindex` files and the producer state snapshots.
+    txn_dir: PathBuf,
     high_watermark: watch::Sender<i64>,
     /// True: acknowledge only fsynced writes (and show consumers only those).
     sync_before_ack: bool,
@@ -170,6 +185,15 @@ pub struct Partition {
     /// Which epoch starts where in the log (OffsetForLeaderEpoch); rebuilt from the batches at
     /// open, ending with [`LEADER_EPOCH`] assigned at the log end as the partition is taken.
     epochs: Mutex<LeaderEpochCache>,
+}
+
+/// What appends serialize on.
+#[derive(Debug)]
+struct Writer {
+    producers: ProducerStates,
+    /// The base of the segment taking appends as last seen: when the log's differs, it rolled
+    /// and the sealed segment's `.txnindex` and a snapshot are written.
+    active_base: i64,
 }
 
 /// What a partition takes from its topic's configs.
@@ -254,8 +278,9 @@ impl Partition {
             None => log,
         };
         let deleted_before = read_log_start(dir)?;
-        let mut producers = ProducerStates::default();
-        replay_producers(&log, &mut producers)?;
+        let txn_dir = dir.join(TXN_DIR);
+        let (producers, txns) = recover_transactions(&log, &txn_dir)?;
+        let active_base = from_offset(log.active_base_offset());
         let end = from_offset(log.next_offset());
         let mut epochs = epochs::rebuild(&log)?;
         epochs.assign(LEADER_EPOCH, end);
@@ -266,7 +291,12 @@ impl Partition {
             index,
             dir: dir.to_path_buf(),
             log,
-            writer: Mutex::new(producers),
+            writer: Mutex::new(Writer {
+                producers,
+                active_base,
+            }),
+            txns: Mutex::new(txns),
+            txn_dir,
             high_watermark,
             sync_before_ack,
             settings: RwLock::new(Settings::of(configs)),
@@ -354,6 +384,9 @@ impl Partition {
         *deleted_before = target;
         drop(deleted_before);
         let deleted = self.log.purge_to(to_offset(target))?;
+        if deleted.segments > 0 {
+            self.forget_deleted_segments();
+        }
         tracing::info!(topic = %self.topic, partition = self.index, log_start = target,
             segments = deleted.segments, "records deleted");
         Ok(self.log_start_offset())
@@ -427,12 +460,31 @@ impl Partition {
         Ok(appending.appended)
     }
 
+    /// Appends a transaction marker (`protocol::batch::control::encode_control_batch`'s
+    /// bytes) and waits until it is durable: closes the producer's open transaction; an ABORT
+    /// adds an aborted-transaction entry. A marker whose epoch is older than the producer's is
+    /// refused (INVALID_PRODUCER_EPOCH) and changes nothing. Blocks: run it off the runtime.
+    pub fn append_marker(&self, marker: &[u8], now_ms: i64) -> Result<Appended, AppendError> {
+        let decoded = decode_control_batch(marker).map_err(AppendError::NotAMarker)?;
+        let header = BatchHeader::parse(marker)?;
+        if header.last_offset_delta != 0 {
+            return Err(AppendError::NotAMarker(BatchError::InconsistentCount {
+                record_count: header.record_count,
+                last_offset_delta: header.last_offset_delta,
+            }));
+        }
+        let records = BytesMut::from(&marker[..header.total_bytes()]);
+        let appending = self.append_inner(records, header, now_ms, Some(decoded.kind))?;
+        self.wait_durable(&appending)?;
+        Ok(appending.appended)
+    }
+
     /// The first half of [`Partition::append`]: checks, places and writes the batch (readers do
     /// not see it yet). Appends are ordered by the order of these calls; the durability waits
     /// ([`Partition::wait_durable`]) of many appends may then overlap and share fsyncs.
     pub fn append_unsynced(
         &self,
-        mut records: BytesMut,
+        records: BytesMut,
         header: BatchHeader,
         now_ms: i64,
     ) -> Result<Appending, AppendError> {
@@ -443,20 +495,48 @@ impl Partition {
                 max: max_message_bytes,
             });
         }
-        if header.is_transactional() {
-            return Err(AppendError::Transactional);
+        if header.is_control() {
+            return Err(AppendError::Batch(BatchError::ControlBatch));
         }
-        let mut producers = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if let Verdict::Duplicate(placement) = producers.check(&header)? {
-            // Acknowledged again once the original is durable (it may still be in flight).
-            return Ok(Appending {
-                appended: Appended {
-                    base_offset: placement.first_offset,
-                    log_start_offset: self.log_start_offset(),
-                    duplicate: true,
-                },
-                durable_at: to_offset(placement.last_offset.saturating_add(1)),
-            });
+        self.append_inner(records, header, now_ms, None)
+    }
+
+    fn txns(&self) -> std::sync::MutexGuard<'_, Transactions> {
+        self.txns.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn append_inner(
+        &self,
+        mut records: BytesMut,
+        header: BatchHeader,
+        now_ms: i64,
+        marker: Option<ControlType>,
+    ) -> Result<Appending, AppendError> {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if marker.is_some() {
+            writer
+                .producers
+                .check_marker(header.producer_id, header.producer_epoch)?;
+        } else {
+            if let Verdict::Duplicate(placement) = writer.producers.check(&header)? {
+                // Acknowledged again once the original is durable (it may still be in flight).
+                return Ok(Appending {
+                    appended: Appended {
+                        base_offset: placement.first_offset,
+                        log_start_offset: self.log_start_offset(),
+                        duplicate: true,
+                    },
+                    durable_at: to_offset(placement.last_offset.saturating_add(1)),
+                });
+            }
+            if header.is_idempotent()
+                && !header.is_transactional()
+                && self.txns().is_open(header.producer_id)
+            {
+                return Err(AppendError::OpenTransaction {
+                    producer_id: header.producer_id,
+                });
+            }
         }
         let base = self.log.next_offset();
         let base_offset = from_offset(base);
@@ -469,7 +549,27 @@ impl Partition {
             records.freeze(),
         );
         let info = self.log.append(&[entry], TimestampMs(now_ms))?;
-        producers.record(&header, base_offset, last_offset);
+        let mut txns = self.txns();
+        let active = from_offset(self.log.active_base_offset());
+        if active != writer.active_base {
+            // The log rolled: this batch opens the new segment, so the state before it is the
+            // state at the new base.
+            self.seal_segment(
+                writer.active_base,
+                active,
+                base_offset,
+                &writer.producers,
+                &txns,
+            );
+            writer.active_base = active;
+        }
+        match marker {
+            Some(_) => writer
+                .producers
+                .record_marker(header.producer_id, header.producer_epoch),
+            None => writer.producers.record(&header, base_offset, last_offset),
+        }
+        txns.observe(&header, base_offset, last_offset, marker);
         Ok(Appending {
             appended: Appended {
                 base_offset,
@@ -478,6 +578,65 @@ impl Partition {
             },
             durable_at: info.next_offset,
         })
+    }
+
+    /// The segment `[sealed, next)` was sealed: writes its `.txnindex` whole and, when the
+    /// producer state is the state at `next` (`at == next`), a snapshot there. A failure is
+    /// logged, not returned: the batch is in the log, and a missing file is rebuilt at open.
+    fn seal_segment(
+        &self,
+        sealed: i64,
+        next: i64,
+        at: i64,
+        producers: &ProducerStates,
+        txns: &Transactions,
+    ) {
+        let entries = txns.aborted_in(sealed, next);
+        if let Err(e) = txn_index::write(&self.txn_dir, sealed, &entries) {
+            tracing::warn!(topic = %self.topic, partition = self.index, error = %e,
+                "transaction index not written (rebuilt at open)");
+        }
+        if at != next {
+            return;
+        }
+        let snapshot = transactions::encode_snapshot(next, &producer_snapshot(producers, txns));
+        let name = txn_index::file_name(next, SNAPSHOT_SUFFIX);
+        if let Err(e) = compaction::write_file_atomically(&self.txn_dir, &name, &snapshot) {
+            tracing::warn!(topic = %self.topic, partition = self.index, error = %e,
+                "producer state snapshot not written");
+        }
+    }
+
+    /// Deletes the transaction files of segments the log no longer has (retention,
+    /// DeleteRecords) and forgets their aborted entries.
+    fn forget_deleted_segments(&self) {
+        let start = from_offset(self.log.start_offset());
+        self.txns().drop_aborted_below(start);
+        let removed = remove_txn_files_below(&self.txn_dir, start);
+        if let Err(e) = removed {
+            tracing::warn!(topic = %self.topic, partition = self.index, error = %e,
+                "transaction files of deleted segments not removed (removed at open)");
+        }
+    }
+
+    /// The last stable offset: below it every transaction is decided (read_committed
+    /// consumers read up to it); the high watermark when no transaction is open.
+    pub fn last_stable_offset(&self) -> i64 {
+        let hw = self.high_watermark();
+        let start = self.log_start_offset();
+        self.txns().last_stable_offset(hw, start)
+    }
+
+    /// The open transactions, `(producer id, first offset)`, by first offset.
+    pub fn open_transactions(&self) -> Vec<(i64, i64)> {
+        let mut open: Vec<(i64, i64)> = self.txns().open_transactions().collect();
+        open.sort_by_key(|(_, first)| *first);
+        open
+    }
+
+    /// Every aborted transaction of the log's segments, in marker order.
+    pub fn aborted_transactions(&self) -> Vec<AbortedTxn> {
+        self.txns().aborted().to_vec()
     }
 
     /// The second half of [`Partition::append`]: in fsync mode waits (group commit) until the
@@ -500,7 +659,32 @@ impl Partition {
         max_bytes: usize,
         min_one: bool,
     ) -> Result<ReadBatches, ReadError> {
-        let hw = self.high_watermark();
+        self.read_below(offset, max_bytes, min_one, self.high_watermark())
+    }
+
+    /// A read_committed fetch: [`Partition::read`] below the last stable offset, and the
+    /// aborted transactions that overlap what was read (the consumer drops their records).
+    pub fn read_committed(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+    ) -> Result<(ReadBatches, Vec<AbortedTxn>), ReadError> {
+        let read = self.read_below(offset, max_bytes, min_one, self.last_stable_offset())?;
+        let aborted = match read.next_offset {
+            Some(upper) => self.txns().aborted_overlapping(offset, upper),
+            None => Vec::new(),
+        };
+        Ok((read, aborted))
+    }
+
+    fn read_below(
+        &self,
+        offset: i64,
+        max_bytes: usize,
+        min_one: bool,
+        hw: i64,
+    ) -> Result<ReadBatches, ReadError> {
         let start = self.log_start_offset();
         let end = self.log_end_offset();
         if offset < start || offset > end {
@@ -523,6 +707,7 @@ impl Partition {
         };
         let mut bytes = 0usize;
         let mut records = FetchRecords::default();
+        let mut next_offset = None;
         for e in entries {
             if from_offset(e.first_offset) >= hw {
                 break;
@@ -532,9 +717,14 @@ impl Partition {
                 break;
             }
             bytes += size;
+            next_offset = Some(from_offset(e.last_offset) + 1);
             records.push_entry(e);
         }
-        Ok(ReadBatches { records, bytes })
+        Ok(ReadBatches {
+            records,
+            bytes,
+            next_offset,
+        })
     }
 
     /// The batch (below the high watermark) holding the first record whose timestamp is
@@ -613,6 +803,9 @@ impl Partition {
             return Ok(0);
         }
         let deleted = self.log.apply_retention(retention, TimestampMs(now_ms))?;
+        if deleted.segments > 0 {
+            self.forget_deleted_segments();
+        }
         Ok(deleted.segments)
     }
 }
@@ -636,31 +829,172 @@ fn read_log_start(dir: &Path) -> Result<i64, LogError> {
     }
 }
 
-/// Rebuilds producer state from the batches of the log's last segments (at most
-/// [`PRODUCER_STATE_REPLAY_BYTES`]): producers silent for longer are forgotten, which Kafka's
-/// rules allow (an unknown producer may continue at any sequence).
-fn replay_producers(log: &Log, producers: &mut ProducerStates) -> Result<(), LogError> {
-    let segments = log.segments();
-    let mut from = log.next_offset();
-    let mut bytes = 0u64;
-    for s in segments.iter().rev() {
-        if bytes > 0 && bytes + s.size_bytes > PRODUCER_STATE_REPLAY_BYTES {
-            break;
+/// The producer state as a snapshot holds it: every producer, and the open transactions of
+/// producers the state had forgotten (epoch -1, no batches).
+fn producer_snapshot(producers: &ProducerStates, txns: &Transactions) -> Vec<ProducerSnapshot> {
+    let open: std::collections::HashMap<i64, i64> = txns.open_transactions().collect();
+    let mut out = producers.snapshot(|pid| open.get(&pid).copied());
+    let known: std::collections::HashSet<i64> = out.iter().map(|p| p.producer_id).collect();
+    let mut forgotten: Vec<(i64, i64)> = open
+        .iter()
+        .filter(|(pid, _)| !known.contains(pid))
+        .map(|(p, f)| (*p, *f))
+        .collect();
+    forgotten.sort_unstable();
+    out.extend(forgotten.into_iter().map(|(pid, first)| ProducerSnapshot {
+        producer_id: pid,
+        epoch: -1,
+        txn_first_offset: Some(first),
+        batches: Vec::new(),
+    }));
+    out
+}
+
+/// Removes the `.txnindex` files of segments based below `start` and the snapshots below it.
+fn remove_txn_files_below(txn_dir: &Path, start: i64) -> Result<(), LogError> {
+    let mut removed = false;
+    for suffix in [INDEX_SUFFIX, SNAPSHOT_SUFFIX] {
+        for offset in txn_index::list(txn_dir, suffix)? {
+            if offset < start {
+                txn_index::remove(txn_dir, offset, suffix)?;
+                removed = true;
+            }
         }
-        bytes += s.size_bytes;
-        from = s.base_offset;
     }
-    let end = log.next_offset();
-    let mut at = from.max(log.start_offset());
-    while at < end {
+    if removed {
+        compaction::sync_dir(txn_dir)?;
+    }
+    Ok(())
+}
+
+/// Rebuilds producer and transaction state at open (decision 0128):
+///
+/// ```text
+///  1. delete orphans: .txnindex of segments the log lacks, snapshots outside [start, end]
+///  2. read every sealed segment's .txnindex; a missing or corrupt one must be rebuilt
+///  3. replay from the newest snapshot at or before the first segment to rebuild (at the
+///     latest the active segment's base; none usable: the log start, empty state)
+///  4. aborted entries = the files' for sound segments, the replay's for the others, whose
+///     files are rewritten
+/// ```
+///
+/// Entries and snapshots past the recovered log end (a torn tail) are dropped with it.
+fn recover_transactions(
+    log: &Log,
+    txn_dir: &Path,
+) -> Result<(ProducerStates, Transactions), LogError> {
+    compaction::create_dir_durably(txn_dir)?;
+    let segments = log.segments();
+    let start = from_offset(log.start_offset());
+    let end = from_offset(log.next_offset());
+    let bases: Vec<i64> = segments
+        .iter()
+        .map(|s| from_offset(s.base_offset))
+        .collect();
+    let mut removed = false;
+    for base in txn_index::list(txn_dir, INDEX_SUFFIX)? {
+        if !bases.contains(&base) {
+            txn_index::remove(txn_dir, base, INDEX_SUFFIX)?;
+            removed = true;
+        }
+    }
+    let mut snapshots = Vec::new();
+    for offset in txn_index::list(txn_dir, SNAPSHOT_SUFFIX)? {
+        if offset < start || offset > end {
+            txn_index::remove(txn_dir, offset, SNAPSHOT_SUFFIX)?;
+            removed = true;
+        } else {
+            snapshots.push(offset);
+        }
+    }
+    if removed {
+        compaction::sync_dir(txn_dir)?;
+    }
+    let sealed = &segments[..segments.len().saturating_sub(1)];
+    let active_base = bases.last().copied().unwrap_or(start);
+    let mut loaded = Vec::with_capacity(sealed.len());
+    let mut rebuild_from = active_base;
+    for s in sealed {
+        let (base, next) = (from_offset(s.base_offset), from_offset(s.next_offset));
+        let entries = match txn_index::read(txn_dir, base, next)? {
+            Some(Ok(entries)) => Some(entries),
+            Some(Err(e)) => {
+                tracing::warn!(dir = %txn_dir.display(), segment = base, error = %e,
+                    "corrupt transaction index: rebuilding it from the log");
+                None
+            }
+            None => None,
+        };
+        if entries.is_none() {
+            rebuild_from = rebuild_from.min(base);
+        }
+        loaded.push(entries);
+    }
+    let mut producers = ProducerStates::default();
+    let mut txns = Transactions::default();
+    let mut from = start;
+    for offset in snapshots.iter().rev().filter(|o| **o <= rebuild_from) {
+        let name = txn_index::file_name(*offset, SNAPSHOT_SUFFIX);
+        let decoded = match compaction::read_file_checked(txn_dir, &name) {
+            Ok(Some(bytes)) => transactions::decode_snapshot(&bytes),
+            _ => None,
+        };
+        match decoded {
+            Some((at, state)) if at == *offset => {
+                producers.restore(&state);
+                txns.restore_open(&state);
+                from = at;
+                break;
+            }
+            _ => tracing::warn!(dir = %txn_dir.display(), snapshot = offset,
+                "unreadable producer state snapshot: trying an older one"),
+        }
+    }
+    let log_end = log.next_offset();
+    let mut at = to_offset(from);
+    while at < log_end {
         let entries = log.read(at, 4 << 20)?;
         let Some(last) = entries.last() else { break };
         at = last.next_offset();
         for e in &entries {
-            if let Ok(h) = BatchHeader::parse(&e.payload) {
-                producers.record(&h, from_offset(e.first_offset), from_offset(e.last_offset));
+            let Ok(h) = BatchHeader::parse(&e.payload) else {
+                continue;
+            };
+            let (first, last) = (from_offset(e.first_offset), from_offset(e.last_offset));
+            if h.is_control() {
+                match decode_control_batch(&e.payload) {
+                    Ok(marker) => {
+                        let kind = marker.kind;
+                        producers.record_marker(h.producer_id, h.producer_epoch);
+                        txns.observe(&h, first, last, Some(kind));
+                    }
+                    Err(err) => tracing::warn!(dir = %txn_dir.display(), offset = first,
+                        error = %err, "unreadable control batch skipped"),
+                }
+            } else {
+                producers.record(&h, first, last);
+                txns.observe(&h, first, last, None);
             }
         }
     }
-    Ok(())
+    let mut replayed = Transactions::default();
+    replayed.set_aborted(txns.aborted().to_vec());
+    let mut aborted = Vec::new();
+    for (s, entries) in sealed.iter().zip(loaded) {
+        let (base, next) = (from_offset(s.base_offset), from_offset(s.next_offset));
+        match entries {
+            Some(entries) => aborted.extend(entries),
+            None => {
+                let rebuilt = replayed.aborted_in(base, next);
+                if let Err(e) = txn_index::write(txn_dir, base, &rebuilt) {
+                    tracing::warn!(dir = %txn_dir.display(), segment = base, error = %e,
+                        "rebuilt transaction index not written");
+                }
+                aborted.extend(rebuilt);
+            }
+        }
+    }
+    aborted.extend(replayed.aborted_in(active_base, i64::MAX));
+    txns.set_aborted(aborted);
+    Ok((producers, txns))
 }

@@ -78,6 +78,19 @@ pub enum Verdict {
     Duplicate(BatchPlacement),
 }
 
+/// One producer's state as a snapshot holds it (`transactions::encode_snapshot`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerSnapshot {
+    /// Producer id.
+    pub producer_id: i64,
+    /// Its epoch.
+    pub epoch: i16,
+    /// The first offset of its open transaction.
+    pub txn_first_offset: Option<i64>,
+    /// Its last batches, oldest first.
+    pub batches: Vec<BatchPlacement>,
+}
+
 /// Every producer's state in one partition.
 #[derive(Debug, Default)]
 pub struct ProducerStates {
@@ -164,6 +177,82 @@ impl ProducerStates {
             last_offset,
         });
         entry.last_active = clock;
+    }
+
+    /// Judges a transaction marker of `producer_id` at `epoch`: an epoch older than known is
+    /// INVALID_PRODUCER_EPOCH (Kafka's `checkProducerEpoch` for markers).
+    pub fn check_marker(&self, producer_id: i64, epoch: i16) -> Result<(), SequenceError> {
+        match self.producers.get(&producer_id) {
+            Some(entry) if epoch < entry.epoch => Err(SequenceError::InvalidProducerEpoch {
+                producer_id,
+                epoch,
+                current: entry.epoch,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records an appended marker: the producer's epoch becomes the marker's (a fence bumps
+    /// it), its sequences restart if the epoch changed.
+    pub fn record_marker(&mut self, producer_id: i64, epoch: i16) {
+        self.clock += 1;
+        let clock = self.clock;
+        if !self.producers.contains_key(&producer_id)
+            && self.producers.len() >= MAX_PRODUCERS_PER_PARTITION
+        {
+            self.forget_least_recent();
+        }
+        let entry = self
+            .producers
+            .entry(producer_id)
+            .or_insert_with(|| ProducerEntry {
+                epoch,
+                batches: VecDeque::with_capacity(BATCHES_PER_PRODUCER),
+                last_active: clock,
+            });
+        if entry.epoch != epoch {
+            entry.epoch = epoch;
+            entry.batches.clear();
+        }
+        entry.last_active = clock;
+    }
+
+    /// Every producer, least recently active first, with its open transaction from `open`.
+    pub fn snapshot(&self, open: impl Fn(i64) -> Option<i64>) -> Vec<ProducerSnapshot> {
+        let mut entries: Vec<(&i64, &ProducerEntry)> = self.producers.iter().collect();
+        entries.sort_by_key(|(_, e)| e.last_active);
+        entries
+            .into_iter()
+            .map(|(id, e)| ProducerSnapshot {
+                producer_id: *id,
+                epoch: e.epoch,
+                txn_first_offset: open(*id),
+                batches: e.batches.iter().copied().collect(),
+            })
+            .collect()
+    }
+
+    /// Restores a snapshot (in its order, so the least recently active stays so).
+    pub fn restore(&mut self, producers: &[ProducerSnapshot]) {
+        for p in producers {
+            if p.epoch < 0 && p.batches.is_empty() {
+                // Only an open transaction of a producer the state had forgotten.
+                continue;
+            }
+            self.clock += 1;
+            let mut batches: VecDeque<BatchPlacement> = p.batches.iter().copied().collect();
+            while batches.len() > BATCHES_PER_PRODUCER {
+                batches.pop_front();
+            }
+            self.producers.insert(
+                p.producer_id,
+                ProducerEntry {
+                    epoch: p.epoch,
+                    batches,
+                    last_active: self.clock,
+                },
+            );
+        }
     }
 
     fn forget_least_recent(&mut self) {

@@ -28,3 +28,6 @@ pub const GROUP_LEASE_REFUSALS_TOTAL: &str = "cohort_group_lease_refusals_total"
 /// group past `--groups-max`; `offsets_per_group`: one per partition refused by
 /// `--offsets-per-group-max`).
 pub const GROUP_LIMIT_REFUSALS_TOTAL: &str = "cohort_group_limit_refusals_total";
+/// Transactions whose markers were all written and whose completion was committed, by
+/// `result` (`commit` or `abort`).
+pub const TXN_MARKERS_COMPLETED_TOTAL: &str = "cohort_txn_markers_completed_total";

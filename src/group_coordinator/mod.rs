@@ -26,6 +26,8 @@ mod runtime;
 mod runtime_tests;
 pub mod timers;
 mod trace;
+pub mod txn_marker_log;
+pub mod txn_markers;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -176,6 +178,8 @@ pub struct GroupCoordinator {
     /// Subscribed before the runtime ran: every topic event this node applied, taken once.
     topic_events_from_start: std::sync::Mutex<Option<broadcast::Receiver<TopicsChanged>>>,
     runtime_task: JoinHandle<()>,
+    /// The transaction marker writer the runtime drives.
+    markers: txn_markers::MarkerWriter,
 }
 
 impl std::fmt::Debug for GroupCoordinator {
@@ -243,7 +247,9 @@ impl GroupCoordinator {
         let tokens = Arc::new(TokenSource::new(node_id));
         let expiring_members = Arc::new(AtomicUsize::new(0));
         let writes = wrap(runtime::raft_writes(node.clone()));
+        let markers = txn_markers::MarkerWriter::new(writes.clone());
         let runtime = Runtime {
+            markers: markers.clone(),
             background_writes: writes.clone(),
             member_writes: member_writes::MemberWrites::default(),
             to_self: tx.downgrade(),
@@ -273,7 +279,14 @@ impl GroupCoordinator {
             topic_events,
             topic_events_from_start: std::sync::Mutex::new(Some(topic_events_from_start)),
             runtime_task,
+            markers,
         }
+    }
+
+    /// Where this node's transaction markers are appended (once the data plane exists; until
+    /// then a prepared transaction waits).
+    pub fn attach_marker_log(&self, log: std::sync::Arc<dyn txn_markers::MarkerLog>) {
+        self.markers.attach(log);
     }
 
     /// The Raft node (topics, cluster view, status).

@@ -166,6 +166,8 @@ pub(crate) struct Runtime {
     pub background_writes: BackgroundWrites,
     /// To report a failed background write; weak, so the runtime ends with the handle.
     pub to_self: mpsc::WeakUnboundedSender<RuntimeMsg>,
+    /// Writes the markers of transactions that entered a Prepare state (issue 13).
+    pub markers: super::txn_markers::MarkerWriter,
 }
 
 impl Runtime {
@@ -324,6 +326,12 @@ impl Runtime {
         self.start_lag_export();
         self.set_role(Role::Active);
         self.run_assignments(behind.into_iter().map(|a: AssignmentNeeded| a.group_id));
+        // The previous leader's marker writes died with it: re-drive every prepared one.
+        let prepared = self
+            .node
+            .read_local(|a| a.app.coordinator().txn_markers_to_redrive());
+        self.markers.activate(term);
+        self.markers.write(term, prepared);
         if !has_cluster_id {
             let cluster_id = new_cluster_id();
             self.submit_background(None, Body::InitCluster { cluster_id });
@@ -350,6 +358,7 @@ impl Runtime {
     /// coordinator up again and retry), timers stop.
     fn step_down(&mut self) {
         self.effects_wanted.store(false, Ordering::SeqCst);
+        self.markers.step_down();
         for (_, responder) in self.waiting.drain() {
             let _ = responder.send(Err(GroupError::NotCoordinator));
         }
@@ -630,9 +639,9 @@ impl Runtime {
             assignments,
             txn_markers,
         } = outcome;
-        // Transaction commands are not served yet (no API reaches them, issue 13): the marker
-        // writer lands with the data plane's control batches.
-        debug_assert!(txn_markers.is_empty());
+        if let (false, Leadership::Active { term }) = (txn_markers.is_empty(), self.leadership) {
+            self.markers.write(term, txn_markers);
+        }
         if tracing::enabled!(tracing::Level::DEBUG) {
             for (group, state) in records.iter().filter_map(trace::group_record) {
                 tracing::debug!(group, seq = origin.map(|t| t.seq), "group {state}");

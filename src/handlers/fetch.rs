@@ -1,5 +1,8 @@
 //! Fetch (1), v4–v12: whole batches below the high watermark, `max_bytes` and per-partition
-//! limits, OFFSET_OUT_OF_RANGE, high watermark and log start offset, and the long poll.
+//! limits, OFFSET_OUT_OF_RANGE, high watermark, last stable offset and log start offset, and
+//! the long poll. `isolation_level = 1` (READ_COMMITTED) reads below the last stable offset
+//! and lists the aborted transactions overlapping what it read (decision 0128): the client
+//! drops their records and skips control batches itself, as with Kafka.
 //!
 //! ```text
 //!  resolve partitions ─> loop:
@@ -20,14 +23,17 @@ use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
-use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, TopicName};
+use kafka_protocol::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
+use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
 use protocol::splice::RecordsSplicer;
 use protocol::ErrorCode;
 use tokio::sync::watch;
 
 use super::RequestContext;
 use crate::data::partition::LEADER_EPOCH;
+use crate::data::txn_index::AbortedTxn;
 use crate::data::{FetchRecords, Partition, ReadBatches};
 use crate::errors::{to_kafka_error, BrokerError};
 
@@ -46,8 +52,17 @@ struct Wanted {
 
 struct Outcome {
     index: i32,
-    /// Batches read, high watermark, log start offset; or the error code.
-    result: Result<(ReadBatches, i64, i64), ErrorCode>,
+    /// What was read, or the error code.
+    result: Result<Read, ErrorCode>,
+}
+
+struct Read {
+    batches: ReadBatches,
+    high_watermark: i64,
+    last_stable_offset: i64,
+    log_start: i64,
+    /// read_committed: the aborted transactions overlapping the batches.
+    aborted: Vec<AbortedTxn>,
 }
 
 /// A Fetch answer whose records fields hold placeholders for the batches in `splicer`
@@ -138,11 +153,11 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
         for w in &mut watchers {
             w.borrow_and_update();
         }
-        let outcomes = read_all(Arc::clone(&wanted), max_bytes).await;
+        let outcomes = read_all(Arc::clone(&wanted), max_bytes, read_committed).await;
         let bytes: usize = outcomes
             .iter()
             .filter_map(|o| o.result.as_ref().ok())
-            .map(|(r, _, _)| r.bytes)
+            .map(|r| r.batches.bytes)
             .sum();
         let any_error = outcomes.iter().any(|o| o.result.is_err());
         if bytes >= min_bytes
@@ -183,7 +198,11 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
 }
 
 /// Reads every partition in one blocking task, sharing the response budget.
-async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
+async fn read_all(
+    wanted: Arc<Vec<Wanted>>,
+    max_bytes: usize,
+    read_committed: bool,
+) -> Vec<Outcome> {
     let read = move || {
         let mut budget = max_bytes;
         let mut any_data = false;
@@ -197,14 +216,22 @@ async fn read_all(wanted: Arc<Vec<Wanted>>, max_bytes: usize) -> Vec<Outcome> {
                         // Kafka returns the first batch of the first non-empty partition even
                         // when it exceeds the limits, so a consumer always progresses.
                         let read = if limit == 0 && any_data {
-                            Ok(ReadBatches::default())
+                            Ok((ReadBatches::default(), Vec::new()))
+                        } else if read_committed {
+                            p.read_committed(w.offset, limit, !any_data)
                         } else {
-                            p.read(w.offset, limit, !any_data)
+                            p.read(w.offset, limit, !any_data).map(|r| (r, Vec::new()))
                         };
-                        read.map(|r| {
+                        read.map(|(r, aborted)| {
                             budget = budget.saturating_sub(r.bytes);
                             any_data |= r.bytes > 0;
-                            (r, p.high_watermark(), p.log_start_offset())
+                            Read {
+                                batches: r,
+                                high_watermark: p.high_watermark(),
+                                last_stable_offset: p.last_stable_offset(),
+                                log_start: p.log_start_offset(),
+                                aborted,
+                            }
                         })
                         .map_err(|e| to_kafka_error(&BrokerError::from(e)))
                     }
@@ -235,16 +262,18 @@ fn partition_data(
 ) -> PartitionData {
     let v = ctx.version;
     let mut d = PartitionData::default().with_partition_index(o.index);
+    let mut aborted = Vec::new();
     match o.result {
-        Ok((read, hw, log_start)) => {
+        Ok(read) => {
             d = d
                 .with_error_code(0)
-                .with_high_watermark(hw)
-                .with_last_stable_offset(hw)
-                .with_records(Some(splicer.placeholder(read.records)));
+                .with_high_watermark(read.high_watermark)
+                .with_last_stable_offset(read.last_stable_offset)
+                .with_records(Some(splicer.placeholder(read.batches.records)));
             if v >= 5 {
-                d = d.with_log_start_offset(log_start);
+                d = d.with_log_start_offset(read.log_start);
             }
+            aborted = read.aborted;
         }
         Err(code) => {
             d = d
@@ -257,7 +286,17 @@ fn partition_data(
             }
         }
     }
-    d = d.with_aborted_transactions(read_committed.then(Vec::new));
+    // Kafka answers null for read_uncommitted and a (maybe empty) list for read_committed.
+    d = d.with_aborted_transactions(read_committed.then(|| {
+        aborted
+            .iter()
+            .map(|a| {
+                AbortedTransaction::default()
+                    .with_producer_id(ProducerId(a.producer_id))
+                    .with_first_offset(a.first_offset)
+            })
+            .collect()
+    }));
     if v >= 11 {
         d = d.with_preferred_read_replica(BrokerId(-1));
     }

@@ -1,5 +1,6 @@
 //! FindCoordinator (10), v0–v4 (batched keys from v4): the Raft leader coordinates every
-//! group, so every key is answered with the leader's Kafka endpoint.
+//! group and, while `protocol::TRANSACTIONS_SERVED` holds, every transactional id (decision
+//! 0119), so every key is answered with the leader's Kafka endpoint.
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};
@@ -11,14 +12,22 @@ use super::RequestContext;
 use crate::cluster::BrokerEndpoint;
 use crate::group_coordinator::GroupError;
 
-/// `FindCoordinatorRequest.KeyType` of consumer groups (1 is transactions, not served).
+/// `FindCoordinatorRequest.KeyType` of consumer groups.
 const KEY_TYPE_GROUP: i8 = 0;
-/// Why a key type other than groups is refused.
-pub const KEY_TYPE_REFUSED: &str = "Cohort serves group coordinators only (no transactions)";
+/// `FindCoordinatorRequest.KeyType` of transactional ids.
+const KEY_TYPE_TRANSACTION: i8 = 1;
+/// Why a key type Cohort does not coordinate (share groups, or transactions while they are not
+/// served) is refused.
+pub const KEY_TYPE_REFUSED: &str = if protocol::TRANSACTIONS_SERVED {
+    "Cohort coordinates groups and transactional ids only"
+} else {
+    "Cohort serves group coordinators only (no transactions)"
+};
 
-/// Whether Cohort coordinates keys of this type (consumer groups only).
+/// Whether Cohort coordinates keys of this type.
 pub fn serves_key_type(key_type: i8) -> bool {
     key_type == KEY_TYPE_GROUP
+        || (key_type == KEY_TYPE_TRANSACTION && protocol::TRANSACTIONS_SERVED)
 }
 
 /// Answers where each key's coordinator is.

@@ -2,7 +2,9 @@
 //! timestamp through the time index, answering the *record's* offset inside a batch (the
 //! batch is looked into, decompressed if needed). The leader epoch answered (v4+) is the one
 //! the offset was written in, from the partition's epoch cache (latest: the current epoch),
-//! as Kafka's `UnifiedLog.fetchOffsetByTimestamp` answers it.
+//! as Kafka's `UnifiedLog.fetchOffsetByTimestamp` answers it. With `isolation_level = 1`
+//! (READ_COMMITTED) the latest offset is the last stable offset and a timestamp lookup finds
+//! only offsets below it (Kafka's `lastFetchableOffset`).
 
 use std::collections::HashMap;
 
@@ -30,6 +32,7 @@ pub async fn handle(ctx: &RequestContext, req: ListOffsetsRequest) -> ListOffset
                 .or_default() += 1;
         }
     }
+    let read_committed = req.isolation_level == 1;
     let mut topics = Vec::with_capacity(req.topics.len());
     for t in req.topics {
         let mut partitions = Vec::with_capacity(t.partitions.len());
@@ -41,7 +44,15 @@ pub async fn handle(ctx: &RequestContext, req: ListOffsetsRequest) -> ListOffset
                     key.0, key.1
                 )))
             } else {
-                lookup(ctx, &key.0, key.1, p.current_leader_epoch, p.timestamp).await
+                lookup(
+                    ctx,
+                    &key.0,
+                    key.1,
+                    p.current_leader_epoch,
+                    p.timestamp,
+                    read_committed,
+                )
+                .await
             };
             let mut r = ListOffsetsPartitionResponse::default().with_partition_index(key.1);
             match result {
@@ -81,6 +92,7 @@ async fn lookup(
     index: i32,
     leader_epoch: i32,
     timestamp: i64,
+    read_committed: bool,
 ) -> Result<(i64, i64, Option<i32>), BrokerError> {
     if timestamp == MAX_TIMESTAMP && ctx.version < 7 {
         return Err(BrokerError::Unsupported(
@@ -96,7 +108,11 @@ async fn lookup(
             Ok((start, -1, partition.epoch_for_offset(start)))
         }
         LATEST => Ok((
-            partition.high_watermark(),
+            if read_committed {
+                partition.last_stable_offset()
+            } else {
+                partition.high_watermark()
+            },
             -1,
             Some(partition.leader_epoch()),
         )),
@@ -112,9 +128,16 @@ async fn lookup(
                 .timestamp_lookups()
                 .lookup(std::sync::Arc::clone(&partition), wanted)
                 .await?;
-            Ok(found.map_or((-1, -1, None), |r| {
-                (r.offset, r.timestamp, partition.epoch_for_offset(r.offset))
-            }))
+            let fetchable = if read_committed {
+                partition.last_stable_offset()
+            } else {
+                i64::MAX
+            };
+            Ok(found
+                .filter(|r| r.offset < fetchable)
+                .map_or((-1, -1, None), |r| {
+                    (r.offset, r.timestamp, partition.epoch_for_offset(r.offset))
+                }))
         }
     }
 }

@@ -18,6 +18,8 @@ use crate::broker::Broker;
 use crate::cluster::BrokerEndpoint;
 use crate::config::AdvertisedListener;
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
@@ -35,6 +37,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_topic_partitions;
 pub mod describe_user_scram_credentials;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod group_common;
@@ -55,6 +58,9 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sasl;
 pub mod sync_group;
+pub mod txn_common;
+pub mod txn_offset_commit;
+pub mod write_txn_markers;
 
 /// What a handler knows about the request besides its body.
 #[derive(Debug, Clone)]
@@ -218,6 +224,19 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::AlterUserScramCredentials(r) => ResponseKind::AlterUserScramCredentials(
             alter_user_scram_credentials::handle(ctx, r).await,
         ),
+        RequestKind::AddPartitionsToTxn(r) => {
+            ResponseKind::AddPartitionsToTxn(add_partitions_to_txn::handle(ctx, r).await)
+        }
+        RequestKind::AddOffsetsToTxn(r) => {
+            ResponseKind::AddOffsetsToTxn(add_offsets_to_txn::handle(ctx, r).await)
+        }
+        RequestKind::EndTxn(r) => ResponseKind::EndTxn(end_txn::handle(ctx, r).await),
+        RequestKind::TxnOffsetCommit(r) => {
+            ResponseKind::TxnOffsetCommit(txn_offset_commit::handle(ctx, r).await)
+        }
+        RequestKind::WriteTxnMarkers(r) => {
+            ResponseKind::WriteTxnMarkers(write_txn_markers::handle(ctx, r).await)
+        }
         RequestKind::SaslHandshake(r) => ResponseKind::SaslHandshake(sasl::handshake(ctx, r)),
         RequestKind::SaslAuthenticate(r) => {
             ResponseKind::SaslAuthenticate(sasl::authenticate(ctx, r))
@@ -266,6 +285,11 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::SaslAuthenticate => "SaslAuthenticate",
         ApiKey::DescribeUserScramCredentials => "DescribeUserScramCredentials",
         ApiKey::AlterUserScramCredentials => "AlterUserScramCredentials",
+        ApiKey::AddPartitionsToTxn => "AddPartitionsToTxn",
+        ApiKey::AddOffsetsToTxn => "AddOffsetsToTxn",
+        ApiKey::EndTxn => "EndTxn",
+        ApiKey::TxnOffsetCommit => "TxnOffsetCommit",
+        ApiKey::WriteTxnMarkers => "WriteTxnMarkers",
         _ => "Other",
     }
 }
@@ -423,6 +447,19 @@ pub(crate) mod test_support {
             ),
             ApiKey::AlterUserScramCredentials => {
                 RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest::default())
+            }
+            ApiKey::AddPartitionsToTxn => {
+                RequestKind::AddPartitionsToTxn(AddPartitionsToTxnRequest::default())
+            }
+            ApiKey::AddOffsetsToTxn => {
+                RequestKind::AddOffsetsToTxn(AddOffsetsToTxnRequest::default())
+            }
+            ApiKey::EndTxn => RequestKind::EndTxn(EndTxnRequest::default()),
+            ApiKey::TxnOffsetCommit => {
+                RequestKind::TxnOffsetCommit(TxnOffsetCommitRequest::default())
+            }
+            ApiKey::WriteTxnMarkers => {
+                RequestKind::WriteTxnMarkers(WriteTxnMarkersRequest::default())
             }
             other => panic!("add a default request for {other:?}"),
         }

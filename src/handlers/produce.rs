@@ -33,7 +33,8 @@ pub async fn handle(ctx: &RequestContext, req: ProduceRequest) -> Reply {
 /// What [`begin`] did.
 #[derive(Debug)]
 pub enum Started {
-    /// Answered without writing anything (legacy version, bad acks, transactions).
+    /// Answered without writing anything (legacy version, bad acks, transactional records
+    /// without a transactional id).
     Ready(Reply),
     /// Written; [`InFlight::finish`] waits for durability and builds the answer.
     Pending(InFlight),
@@ -69,9 +70,15 @@ pub async fn begin(ctx: &RequestContext, req: ProduceRequest, sync_now: bool) ->
         // Kafka refuses the whole request, every partition with INVALID_REQUIRED_ACKS.
         return Started::Ready(refuse_all(ctx, &req, ErrorCode::InvalidRequiredAcks, None));
     }
-    if req.transactional_id.is_some() {
-        let err = BrokerError::Unsupported("transactions are not served".into());
-        return Started::Ready(refuse_all(ctx, &req, to_kafka_error(&err), Some(&err)));
+    if req.transactional_id.is_none() && carries_transactional_batch(&req) {
+        // Kafka authorizes transactional records against the request's transactional id:
+        // without one, the whole request is refused.
+        return Started::Ready(refuse_all(
+            ctx,
+            &req,
+            ErrorCode::TransactionalIdAuthorizationFailed,
+            None,
+        ));
     }
     // Validate and find every partition first, then write them all in one blocking task.
     let mut jobs = Vec::new();
@@ -275,6 +282,18 @@ fn task_failed(what: &'static str, e: &dyn std::fmt::Display) -> BrokerError {
         op: what,
         path: Default::default(),
         source: std::io::Error::other(e.to_string()),
+    })
+}
+
+/// Whether any partition's batch has the transactional attribute.
+fn carries_transactional_batch(req: &ProduceRequest) -> bool {
+    req.topic_data.iter().any(|t| {
+        t.partition_data.iter().any(|p| {
+            p.records
+                .as_ref()
+                .and_then(|r| BatchHeader::parse(r).ok())
+                .is_some_and(|h| h.is_transactional())
+        })
     })
 }
 

@@ -5,6 +5,7 @@
 //! ```text
 //!  tick ─► exporting? ─no─► forget connections
 //!            └─yes─► poller.poll(consumed partitions) ─► feed.record_log_offsets ─► drop stale
+//!                      ─► poller.record_times(offsets lagging groups wait at) ─► feed
 //!                      ─► feed.sample(now)
 //! ```
 
@@ -67,6 +68,15 @@ pub async fn run_exporter(
         failing = failed_now;
         feed.record_log_offsets(&round.offsets);
         feed.retain_logs(|tp| poller.is_fresh(tp));
+        // Lag in time: the timestamps of the records lagging groups wait at.
+        let wanted = feed.record_times_wanted();
+        if !wanted.is_empty() {
+            let times = tokio::select! {
+                _ = shutdown.changed() => return,
+                times = poller.record_times(&wanted) => times,
+            };
+            feed.record_record_times(&times);
+        }
         feed.sample(crate::clock::unix_ms_unsigned());
         metrics::gauge!(TRACKED_PARTITIONS).set(feed.tracked_partitions() as f64);
     }

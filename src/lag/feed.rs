@@ -41,6 +41,18 @@ pub struct LogOffsets {
     pub log_end: i64,
 }
 
+/// The timestamp the log keeps for the record at one offset (its CreateTime, or the append
+/// time on a LogAppendTime batch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordTime {
+    /// The partition.
+    pub tp: TopicPartition,
+    /// The offset.
+    pub offset: i64,
+    /// The record's timestamp, in ms since the epoch.
+    pub timestamp_ms: i64,
+}
+
 #[derive(Debug)]
 struct Inner {
     tracker: LagTracker,
@@ -205,6 +217,26 @@ impl LagFeed {
             inner
                 .tracker
                 .record_log_offsets(&o.tp, o.log_start, o.log_end);
+        }
+    }
+
+    /// The (partition, offset) pairs whose record timestamps lag in time still needs.
+    pub fn record_times_wanted(&self) -> Vec<(TopicPartition, i64)> {
+        let inner = self.lock();
+        if !inner.exporting {
+            return Vec::new();
+        }
+        inner.tracker.record_times_wanted()
+    }
+
+    /// Timestamps the log keeps for records at (partition, offset), as read from the logs.
+    pub fn record_record_times(&self, times: &[RecordTime]) {
+        let mut inner = self.lock();
+        if !inner.exporting {
+            return;
+        }
+        for t in times {
+            inner.tracker.record_time(&t.tp, t.offset, t.timestamp_ms);
         }
     }
 

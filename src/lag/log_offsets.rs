@@ -25,9 +25,10 @@ use std::time::Duration;
 use kafka_protocol::messages::ApiKey;
 use tokio::task::JoinSet;
 
-use super::feed::LogOffsets;
+use super::feed::{LogOffsets, RecordTime};
 use crate::client::connection::Connection;
 use crate::client::offsets::list_offsets_request;
+use crate::client::record_times::{fetch_timestamps, timestamp_at};
 use crate::client::{ClientError, TopicPartition};
 use crate::cluster::ClusterView;
 use crate::data::DataPlane;
@@ -39,6 +40,12 @@ pub const STALE_AFTER_ROUNDS: u64 = 3;
 pub const PARTITIONS_PER_REQUEST_MAX: usize = 5_000;
 /// Client id of the poller's connections, as the owners' logs show it.
 pub const CLIENT_ID: &str = "cohort-lag-poller";
+
+/// Most record timestamps looked up in one round (each reads one batch); the rest wait for
+/// the next round.
+pub const RECORD_TIMES_PER_ROUND_MAX: usize = 2_000;
+/// Most partitions in one Fetch for record timestamps.
+pub const RECORD_TIMES_PER_REQUEST_MAX: usize = 500;
 
 /// ListOffsets' special timestamps.
 const LATEST: i64 = -1;
@@ -227,6 +234,104 @@ impl LogOffsetsPoller {
             self.last_heard.insert(o.tp.clone(), self.round);
         }
         round
+    }
+}
+
+impl LogOffsetsPoller {
+    /// The timestamps the logs keep for the records at `wanted` (partition, offset) pairs: a
+    /// local partition's batch read from the data plane, another owner's by a one-batch Fetch
+    /// over the kept connection. At most [`RECORD_TIMES_PER_ROUND_MAX`] per round; what cannot
+    /// be read now (owner down, offset not yet readable) is simply absent and asked again.
+    pub async fn record_times(&mut self, wanted: &[(TopicPartition, i64)]) -> Vec<RecordTime> {
+        let mut local: Vec<(TopicPartition, i64)> = Vec::new();
+        let mut remote: BTreeMap<i32, Vec<(TopicPartition, i64)>> = BTreeMap::new();
+        let mut spec: Option<Arc<crate::topics::TopicSpec>> = None;
+        for (tp, offset) in wanted.iter().take(RECORD_TIMES_PER_ROUND_MAX) {
+            if spec.as_ref().is_none_or(|s| s.name != tp.topic) {
+                spec = self.catalog.topic(&tp.topic);
+            }
+            let Some(assignment) = spec.as_ref().and_then(|s| s.partition(tp.partition)) else {
+                continue;
+            };
+            let owner = assignment.leader();
+            if owner == self.local_node {
+                local.push((tp.clone(), *offset));
+            } else {
+                remote.entry(owner).or_default().push((tp.clone(), *offset));
+            }
+        }
+        let mut out = Vec::new();
+        for (tp, offset) in local {
+            let Ok(partition) = self.data.partition(&tp.topic, tp.partition).await else {
+                continue;
+            };
+            let read = tokio::task::spawn_blocking(move || {
+                partition
+                    .read(offset, 1, true)
+                    .ok()
+                    .and_then(|r| r.concatenated().ok())
+            })
+            .await
+            .ok()
+            .flatten();
+            if let Some(ts) = read.and_then(|b| timestamp_at(&b, offset).ok().flatten()) {
+                out.push(RecordTime {
+                    tp,
+                    offset,
+                    timestamp_ms: ts,
+                });
+            }
+        }
+        let addresses: HashMap<i32, String> = self
+            .cluster
+            .brokers()
+            .into_iter()
+            .map(|b| (b.node_id.0, format!("{}:{}", b.host, b.port)))
+            .collect();
+        for (node, pairs) in remote {
+            let Some(addr) = addresses.get(&node).cloned() else {
+                continue;
+            };
+            let kept = self
+                .connections
+                .remove(&node)
+                .filter(|c| c.addr == addr && c.conn.is_usable());
+            let mut conn = match kept {
+                Some(c) => c.conn,
+                None => match Connection::open(&addr, CLIENT_ID, self.request_timeout).await {
+                    Ok(c) => c,
+                    Err(_) => continue,
+                },
+            };
+            let mut usable = true;
+            for chunk in pairs.chunks(RECORD_TIMES_PER_REQUEST_MAX) {
+                let asked =
+                    tokio::time::timeout(self.request_timeout, fetch_timestamps(&mut conn, chunk))
+                        .await;
+                match asked {
+                    Ok(Ok(answers)) => {
+                        for (tp, answer) in answers {
+                            let Ok(Some(ts)) = answer else { continue };
+                            if let Some((_, offset)) = chunk.iter().find(|(w, _)| *w == tp) {
+                                out.push(RecordTime {
+                                    tp,
+                                    offset: *offset,
+                                    timestamp_ms: ts,
+                                });
+                            }
+                        }
+                    }
+                    _ => {
+                        usable = false;
+                        break;
+                    }
+                }
+            }
+            if usable && conn.is_usable() {
+                self.connections.insert(node, PeerConnection { addr, conn });
+            }
+        }
+        out
     }
 }
 

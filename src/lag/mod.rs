@@ -25,7 +25,7 @@ pub mod status;
 pub mod tracker;
 
 pub use exporter::run_exporter;
-pub use feed::{LagFeed, LogOffsets};
+pub use feed::{LagFeed, LogOffsets, RecordTime};
 pub use log_offsets::LogOffsetsPoller;
 pub use status::{evaluate, judge, Coverage, LagStatus, Observation, Verdict};
 pub use tracker::{

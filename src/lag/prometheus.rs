@@ -13,6 +13,11 @@ pub const COMMITTED_OFFSET: &str = "cohort_group_committed_offset";
 pub const LOG_END_OFFSET: &str = "cohort_group_log_end_offset";
 /// Lag (log end − committed), by group, topic, partition.
 pub const LAG: &str = "cohort_group_lag";
+/// Lag in time: how old the record at the committed offset is, in seconds (0 when caught
+/// up), by group, topic, partition.
+pub const LAG_SECONDS: &str = "cohort_group_lag_seconds";
+/// A group's largest partition lag in time, in seconds, by group.
+pub const MAX_LAG_SECONDS: &str = "cohort_group_max_lag_seconds";
 /// Lag status code (0 OK, 1 WARNING, 2 STALLED, 3 STOPPED, 4 ERROR), by group, topic, partition.
 pub const LAG_STATUS: &str = "cohort_group_lag_status";
 /// Sum of a group's known partition lags, by group.
@@ -46,6 +51,11 @@ pub const UNTRACKED_OFFSETS_TOTAL: &str = "cohort_lag_untracked_offsets_total";
 pub const TRACKED_GROUPS: &str = "cohort_lag_tracked_groups";
 /// The tracker's limits, by `limit` (`groups`, `partitions`, `partitions_per_group`).
 pub const LIMIT: &str = "cohort_lag_limit";
+
+/// Milliseconds as seconds with three decimals.
+fn seconds(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
 
 /// Prometheus label value escaping: backslash, double quote, newline.
 fn label(v: &str) -> String {
@@ -89,6 +99,40 @@ pub fn render(snapshot: &Snapshot) -> String {
                     );
                 }
             }
+        }
+    }
+    family(
+        &mut out,
+        LAG_SECONDS,
+        "How old the record at the committed offset is, by the timestamp the log keeps for it (CreateTime, or the append time), in seconds; 0 when caught up.",
+    );
+    for g in &snapshot.groups {
+        for p in &g.partitions {
+            if let Some(ms) = p.lag_ms {
+                let _ = writeln!(
+                    out,
+                    "{LAG_SECONDS}{{group=\"{}\",topic=\"{}\",partition=\"{}\"}} {}",
+                    label(&g.group),
+                    label(&p.topic),
+                    p.partition,
+                    seconds(ms)
+                );
+            }
+        }
+    }
+    family(
+        &mut out,
+        MAX_LAG_SECONDS,
+        "A consumer group's largest partition lag in time (cohort_group_lag_seconds), in seconds.",
+    );
+    for g in &snapshot.groups {
+        if let Some(ms) = g.max_lag_ms {
+            let _ = writeln!(
+                out,
+                "{MAX_LAG_SECONDS}{{group=\"{}\"}} {}",
+                label(&g.group),
+                seconds(ms)
+            );
         }
     }
     family(
@@ -264,6 +308,8 @@ mod tests {
             t.sample(at);
         }
         let now = 1_000 + window_ms;
+        // The record at the committed offset 42 was stamped 12.345 s before `now`.
+        t.record_time(&tp, 42, now as i64 - 12_345);
         let text = render(&t.snapshot(now));
         for line in [
             "cohort_group_committed_offset{group=\"billing\",topic=\"orders\",partition=\"2\"} 42",
@@ -285,6 +331,9 @@ mod tests {
             "cohort_lag_limit{limit=\"partitions\"} 50000",
             "cohort_lag_limit{limit=\"partitions_per_group\"} 10000",
             "# TYPE cohort_group_lag gauge",
+            "cohort_group_lag_seconds{group=\"billing\",topic=\"orders\",partition=\"2\"} 12.345",
+            "cohort_group_max_lag_seconds{group=\"billing\"} 12.345",
+            "# TYPE cohort_group_lag_seconds gauge",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

@@ -192,6 +192,10 @@ pub struct PartitionSnapshot {
     pub log_end: Option<i64>,
     /// Lag (`log_end - committed`), when both are known.
     pub lag: Option<i64>,
+    /// Lag in time, in ms: how old the record at the committed offset is (by the timestamp
+    /// the log keeps for it) at the snapshot's instant; 0 when caught up; unknown until that
+    /// record's timestamp was read.
+    pub lag_ms: Option<u64>,
     /// Lag status over the window.
     pub status: Option<LagStatus>,
     /// No status yet: the window does not span the window length and decides nothing.
@@ -217,6 +221,8 @@ pub struct GroupSnapshot {
     pub reconciling_ms: Option<u64>,
     /// Sum of the known partition lags.
     pub total_lag: Option<i64>,
+    /// The largest known partition lag in time, in ms.
+    pub max_lag_ms: Option<u64>,
     /// The worst partition status; none while a partition warms up and the others are not
     /// already STOPPED or worse (a warming partition may yet turn out worse than them).
     pub status: Option<LagStatus>,
@@ -270,6 +276,10 @@ pub struct LagTracker {
     config: LagTrackerConfig,
     groups: BTreeMap<String, GroupTrack>,
     logs: BTreeMap<TopicPartition, LogOffsets>,
+    /// The timestamp the log keeps for the record at an offset, for the offsets lagging groups
+    /// committed (bounded by `partitions_max`; offsets no group waits at are forgotten at each
+    /// sample).
+    record_times: BTreeMap<(TopicPartition, i64), i64>,
     /// Group partitions tracked, over every group (bounded by `partitions_max`).
     partitions: usize,
     /// Committed offsets refused by the groups limit.
@@ -285,6 +295,7 @@ impl LagTracker {
             config,
             groups: BTreeMap::new(),
             logs: BTreeMap::new(),
+            record_times: BTreeMap::new(),
             partitions: 0,
             untracked_group_offsets: 0,
             untracked_partition_offsets: 0,
@@ -500,8 +511,65 @@ impl LagTracker {
             .collect()
     }
 
+    /// Where lag in time is measured for a group partition: the record at the committed
+    /// offset, or at the log start if retention or DeleteRecords removed that one (the oldest
+    /// record the group still has to read); `None` when caught up or not known.
+    fn lag_record(&self, tp: &TopicPartition, committed: Option<i64>) -> Option<i64> {
+        let committed = committed.filter(|c| *c >= 0)?;
+        let log = self.logs.get(tp)?;
+        let end = log.log_end?;
+        (committed < end).then(|| committed.max(log.log_start.unwrap_or(committed)))
+    }
+
+    /// The (partition, offset) pairs whose record timestamp lag in time needs and the tracker
+    /// does not hold yet, sorted.
+    pub fn record_times_wanted(&self) -> Vec<(TopicPartition, i64)> {
+        let mut wanted: Vec<(TopicPartition, i64)> = self
+            .groups
+            .values()
+            .flat_map(|g| g.partitions.iter())
+            .filter_map(|(tp, p)| self.lag_record(tp, p.committed).map(|o| (tp.clone(), o)))
+            .filter(|key| !self.record_times.contains_key(key))
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+        wanted
+    }
+
+    /// The timestamp the log keeps for the record at `offset` of `tp`.
+    pub fn record_time(&mut self, tp: &TopicPartition, offset: i64, timestamp_ms: i64) {
+        let key = (tp.clone(), offset);
+        if self.record_times.len() < self.config.partitions_max
+            || self.record_times.contains_key(&key)
+        {
+            self.record_times.insert(key, timestamp_ms);
+        }
+    }
+
+    /// Lag in time of one group partition at `now_ms`.
+    fn lag_ms(&self, tp: &TopicPartition, committed: Option<i64>, now_ms: u64) -> Option<u64> {
+        let log_end = self.logs.get(tp).and_then(|l| l.log_end);
+        match super::offset_lag(committed, log_end) {
+            None => None,
+            Some(lag) if lag <= 0 => Some(0),
+            Some(_) => {
+                let at = self.lag_record(tp, committed)?;
+                let ts = *self.record_times.get(&(tp.clone(), at))?;
+                let ts = u64::try_from(ts).unwrap_or(0);
+                Some(now_ms.saturating_sub(ts))
+            }
+        }
+    }
+
     /// Takes one observation of every tracked group partition and one history point per group.
     pub fn sample(&mut self, now_ms: u64) {
+        let needed: std::collections::HashSet<(TopicPartition, i64)> = self
+            .groups
+            .values()
+            .flat_map(|g| g.partitions.iter())
+            .filter_map(|(tp, p)| self.lag_record(tp, p.committed).map(|o| (tp.clone(), o)))
+            .collect();
+        self.record_times.retain(|key, _| needed.contains(key));
         let window_start = now_ms.saturating_sub(self.config.window_ms);
         let history_start = now_ms.saturating_sub(self.config.history_ms);
         let spacing = self.config.history_ms / self.config.history_points_max.max(1) as u64;
@@ -588,6 +656,7 @@ impl LagTracker {
                             committed: p.committed,
                             log_end,
                             lag: super::offset_lag(p.committed, log_end),
+                            lag_ms: self.lag_ms(tp, p.committed, now_ms),
                             status: verdict.status(),
                             warming_up: verdict == Verdict::WarmingUp,
                         }
@@ -609,6 +678,7 @@ impl LagTracker {
                     reconciling_ms: g.reconciling_since_ms.map(|t| now_ms.saturating_sub(t)),
                     total_lag: (!lags.is_empty())
                         .then(|| lags.iter().fold(0i64, |a, b| a.saturating_add(*b))),
+                    max_lag_ms: partitions.iter().filter_map(|p| p.lag_ms).max(),
                     status: worst.filter(|w| !warming_up || *w >= LagStatus::Stopped),
                     warming_up,
                     offset_commits: g.offset_commits,
@@ -639,6 +709,46 @@ mod tests {
             window_ms: 10_000,
             ..LagTrackerConfig::default()
         })
+    }
+
+    #[test]
+    fn lag_in_time_is_the_age_of_the_record_at_the_committed_offset() {
+        let mut t = tracker();
+        let _ = t.record_commit("g", &tp(0), 3, 1_000);
+        let _ = t.record_commit("g", &tp(1), 9, 1_000);
+        let _ = t.record_commit("late", &tp(0), 1, 1_000);
+        t.record_log_offsets(&tp(0), Some(2), 9);
+        t.record_log_offsets(&tp(1), Some(0), 9);
+        // Caught up needs no record; offset 1 is below the log start, so the record at 2.
+        assert_eq!(t.record_times_wanted(), vec![(tp(0), 2), (tp(0), 3)]);
+        let at = |s: &Snapshot, g: &str, p: i32| {
+            let group = s.groups.iter().find(|x| x.group == g).unwrap();
+            (
+                group
+                    .partitions
+                    .iter()
+                    .find(|x| x.partition == p)
+                    .unwrap()
+                    .lag_ms,
+                group.max_lag_ms,
+            )
+        };
+        let s = t.snapshot(60_000);
+        assert_eq!(at(&s, "g", 0), (None, Some(0)), "unknown until read");
+        assert_eq!(at(&s, "g", 1), (Some(0), Some(0)), "caught up is 0");
+        t.record_time(&tp(0), 3, 50_000);
+        t.record_time(&tp(0), 2, 40_000);
+        assert!(t.record_times_wanted().is_empty());
+        let s = t.snapshot(60_000);
+        assert_eq!(at(&s, "g", 0), (Some(10_000), Some(10_000)));
+        assert_eq!(at(&s, "late", 0), (Some(20_000), Some(20_000)));
+        // A record stamped in the future is no lag; a time nobody waits at is forgotten.
+        t.record_time(&tp(0), 3, 70_000);
+        assert_eq!(at(&t.snapshot(60_000), "g", 0).0, Some(0));
+        let _ = t.record_commit("g", &tp(0), 9, 61_000);
+        let _ = t.record_commit("late", &tp(0), 9, 61_000);
+        t.sample(61_000);
+        assert!(t.record_times.is_empty());
     }
 
     fn commit(t: &mut LagTracker, group: &str, p: i32, offset: i64, at_ms: u64) {

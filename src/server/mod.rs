@@ -326,6 +326,17 @@ impl Server {
             shutdown: shutdown_rx.clone(),
             groups: Some(groups.clone()),
         });
+        // Prepared transactions wait for the data plane before their markers are written.
+        groups.attach_marker_log(Arc::new(
+            crate::group_coordinator::txn_marker_log::BrokerMarkerLog::new(
+                broker.data.clone(),
+                Arc::new(Arc::new(
+                    crate::group_coordinator::txn_marker_log::KafkaPortMarkers::new(
+                        broker.cluster.clone(),
+                    ),
+                )),
+            ),
+        ));
         publish.ready(broker.clone());
         readiness.replayed();
         let interval = broker.config.lag_sample_interval;

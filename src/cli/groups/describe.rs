@@ -15,6 +15,11 @@ use super::format::{self, MemberRow, OffsetRow, StateRow};
 use super::java_order::{self, Construction};
 use super::options::DescribeView;
 
+/// Milliseconds as seconds with three decimals, as the LAG-SECONDS column prints them.
+fn seconds(ms: i64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
 /// Samples `--lag-status` takes over its window.
 const LAG_SAMPLES: u32 = 5;
 /// Default `--lag-window-ms`.
@@ -188,6 +193,7 @@ impl Run<'_, '_> {
                     host: owner.as_ref().map(|o| o.1.clone()),
                     client_id: owner.as_ref().map(|o| o.2.clone()),
                     lag_status: None,
+                    lag_seconds: None,
                 }
             })
             .collect())
@@ -209,10 +215,16 @@ impl Run<'_, '_> {
     async fn describe_offsets(&mut self, ids: &[String]) -> Step<()> {
         let described = self.described(ids).await?;
         let verbose = self.options.has("verbose");
-        let lag_status = self.options.has("lag-status");
+        let extras = format::Extras {
+            lag_status: self.options.has("lag-status"),
+            lag_seconds: self.options.has("lag-seconds"),
+        };
         let mut rows = self.all_offset_rows(&described).await?;
-        if lag_status {
+        if extras.lag_status {
             rows = self.sample_lag_status(&described, rows).await?;
+        }
+        if extras.lag_seconds {
+            self.lag_seconds(&mut rows).await?;
         }
         for (id, desc) in &described {
             let group_rows = rows.remove(id).unwrap_or_default();
@@ -222,8 +234,65 @@ impl Run<'_, '_> {
             self.console.err(&gate.stderr);
             if gate.print_table {
                 self.console
-                    .out(&format::offsets_table(&group_rows, verbose, lag_status));
+                    .out(&format::offsets_table(&group_rows, verbose, extras));
             }
+        }
+        Ok(())
+    }
+
+    /// Sets each row's lag in seconds: 0 when caught up; else now minus the timestamp of the
+    /// record at the committed offset, read by a one-batch Fetch at the partition's leader;
+    /// `-` when that record cannot be read (its offset is below the log start, or unknown).
+    async fn lag_seconds(&mut self, rows: &mut BTreeMap<String, Vec<OffsetRow>>) -> Step<()> {
+        let mut wanted: BTreeMap<TopicPartition, i64> = BTreeMap::new();
+        let mut times: BTreeMap<(TopicPartition, i64), Option<i64>> = BTreeMap::new();
+        // One Fetch per distinct committed offset of a partition (groups may differ).
+        let mut lagging: Vec<(TopicPartition, i64)> = rows
+            .values()
+            .flatten()
+            .filter(|r| r.lag.is_some_and(|l| l > 0))
+            .filter_map(|r| {
+                Some((
+                    TopicPartition::new(r.topic.clone()?, r.partition?),
+                    r.current_offset?,
+                ))
+            })
+            .collect();
+        lagging.sort();
+        lagging.dedup();
+        while !lagging.is_empty() {
+            wanted.clear();
+            lagging.retain(|(tp, offset)| {
+                if wanted.contains_key(tp) {
+                    true
+                } else {
+                    wanted.insert(tp.clone(), *offset);
+                    false
+                }
+            });
+            let got = self
+                .admin
+                .record_timestamps(&wanted)
+                .await
+                .map_err(|e| Stop::from_runtime(&e))?;
+            for (tp, offset) in &wanted {
+                times.insert((tp.clone(), *offset), got.get(tp).copied().flatten());
+            }
+        }
+        let now_ms = crate::clock::unix_ms();
+        for r in rows.values_mut().flatten() {
+            r.lag_seconds = match r.lag {
+                Some(l) if l <= 0 => Some("0".to_string()),
+                Some(_) => r
+                    .topic
+                    .clone()
+                    .zip(r.partition)
+                    .zip(r.current_offset)
+                    .and_then(|((t, p), c)| times.get(&(TopicPartition::new(t, p), c)).copied())
+                    .flatten()
+                    .map(|ts| seconds(now_ms.saturating_sub(ts).max(0))),
+                None => None,
+            };
         }
         Ok(())
     }

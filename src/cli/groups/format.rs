@@ -173,18 +173,30 @@ pub struct OffsetRow {
     pub client_id: Option<String>,
     /// Cohort's lag status (only printed with `--lag-status`).
     pub lag_status: Option<String>,
+    /// Cohort's lag in seconds (only printed with `--lag-seconds`).
+    pub lag_seconds: Option<String>,
+}
+
+/// Which of Cohort's columns an `--offsets` table adds to Kafka's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// LAG-STATUS (10 wide), after LAG.
+    pub lag_status: bool,
+    /// LAG-SECONDS (12 wide), after LAG (and LAG-STATUS).
+    pub lag_seconds: bool,
 }
 
 /// The `--offsets` table of one group: `\n`-led lines, then a final newline. Columns GROUP,
 /// TOPIC, CONSUMER-ID and HOST are max(15, widest value) wide. `--verbose` adds LEADER-EPOCH
-/// after PARTITION (KIP-1099); Cohort's `--lag-status` adds LAG-STATUS (10 wide) after LAG.
-pub fn offsets_table(rows: &[OffsetRow], verbose: bool, lag_status: bool) -> String {
+/// after PARTITION (KIP-1099); Cohort's `--lag-status` adds LAG-STATUS (10 wide) after LAG,
+/// `--lag-seconds` LAG-SECONDS (12 wide) after that.
+pub fn offsets_table(rows: &[OffsetRow], verbose: bool, extras: Extras) -> String {
     let width = |f: &dyn Fn(&OffsetRow) -> usize| rows.iter().map(f).max().unwrap_or(0).max(15);
     let g = width(&|r| r.group.chars().count());
     let t = width(&|r| r.topic.as_deref().unwrap_or(MISSING).chars().count());
     let c = width(&|r| r.consumer_id.as_deref().unwrap_or(MISSING).chars().count());
     let h = width(&|r| r.host.as_deref().unwrap_or(MISSING).chars().count());
-    let line = |cols: [&str; 11]| {
+    let line = |cols: [&str; 12]| {
         let mut l = String::from("\n");
         l.push_str(&pad(cols[0], g));
         l.push(' ');
@@ -202,8 +214,12 @@ pub fn offsets_table(rows: &[OffsetRow], verbose: bool, lag_status: bool) -> Str
         l.push(' ');
         l.push_str(&pad(cols[6], 15));
         l.push(' ');
-        if lag_status {
+        if extras.lag_status {
             l.push_str(&pad(cols[7], 10));
+            l.push(' ');
+        }
+        if extras.lag_seconds {
+            l.push_str(&pad(cols[11], 12));
             l.push(' ');
         }
         l.push_str(&pad(cols[8], c));
@@ -225,6 +241,7 @@ pub fn offsets_table(rows: &[OffsetRow], verbose: bool, lag_status: bool) -> Str
         "CONSUMER-ID",
         "HOST",
         "CLIENT-ID",
+        "LAG-SECONDS",
     ]);
     for r in rows {
         out.push_str(&line([
@@ -239,6 +256,7 @@ pub fn offsets_table(rows: &[OffsetRow], verbose: bool, lag_status: bool) -> Str
             r.consumer_id.as_deref().unwrap_or(MISSING),
             r.host.as_deref().unwrap_or(MISSING),
             r.client_id.as_deref().unwrap_or(MISSING),
+            r.lag_seconds.as_deref().unwrap_or(MISSING),
         ]));
     }
     out.push('\n');
@@ -708,6 +726,7 @@ mod tests {
                 host: Some("/127.0.0.1".into()),
                 client_id: Some("consumer-1".into()),
                 lag_status: None,
+                lag_seconds: Some("12.500".into()),
             },
             OffsetRow {
                 group: "g".into(),
@@ -722,13 +741,30 @@ mod tests {
 GROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             CONSUMER-ID     HOST            CLIENT-ID\n\
 g               orders          0          5               9               4               consumer-1-abc  /127.0.0.1      consumer-1\n\
 g               orders          1          -               3               -               -               -               -\n";
-        assert_eq!(offsets_table(&rows, false, false), expected);
-        let verbose = offsets_table(&rows, true, false);
+        assert_eq!(offsets_table(&rows, false, Extras::default()), expected);
+        let verbose = offsets_table(&rows, true, Extras::default());
         assert!(verbose.starts_with(
             "\nGROUP           TOPIC           PARTITION  LEADER-EPOCH    CURRENT-OFFSET  "
         ));
-        let with_status = offsets_table(&rows, false, true);
+        let with_status = offsets_table(
+            &rows,
+            false,
+            Extras {
+                lag_status: true,
+                lag_seconds: false,
+            },
+        );
         assert!(with_status.contains("LAG             LAG-STATUS CONSUMER-ID"));
+        let with_seconds = offsets_table(
+            &rows,
+            false,
+            Extras {
+                lag_status: false,
+                lag_seconds: true,
+            },
+        );
+        assert!(with_seconds.contains("\nGROUP           TOPIC           PARTITION  CURRENT-OFFSET  LOG-END-OFFSET  LAG             LAG-SECONDS  CONSUMER-ID     HOST            CLIENT-ID\n"), "{with_seconds}");
+        assert!(with_seconds.contains("\ng               orders          0          5               9               4               12.500       consumer-1-abc  /127.0.0.1      consumer-1\n"), "{with_seconds}");
     }
 
     #[test]
@@ -739,7 +775,7 @@ g               orders          1          -               3               -    
             partition: Some(0),
             ..OffsetRow::default()
         }];
-        let out = offsets_table(&rows, false, false);
+        let out = offsets_table(&rows, false, Extras::default());
         assert!(out.starts_with("\nGROUP                    TOPIC           PARTITION"));
     }
 

@@ -24,7 +24,8 @@ const fn with_arg(name: &'static str, described_as: &'static str, doc: &'static 
     }
 }
 
-/// Every option `cohort groups` accepts: Kafka's, plus `--lag-status` and `--lag-window-ms`.
+/// Every option `cohort groups` accepts: Kafka's, plus `--lag-status`, `--lag-window-ms` and
+/// `--lag-seconds`.
 pub const SPECS: &[Spec] = &[
     with_arg("bootstrap-server", "server to connect to", "REQUIRED: The server(s) to connect to."),
     with_arg("group", "consumer group", "The consumer group we wish to act on."),
@@ -97,6 +98,13 @@ pub const SPECS: &[Spec] = &[
         available_if: &["lag-status"],
         described_as: "window (ms)",
         doc: "Cohort: how long '--lag-status' samples the group. (default: 10000)",
+    },
+    Spec {
+        name: "lag-seconds",
+        arity: Arity::None,
+        available_if: &["describe"],
+        described_as: "",
+        doc: "Cohort: with '--describe' (offsets view), add a LAG-SECONDS column: how old the record at the committed offset is, by the timestamp the log keeps for it (0 when caught up).",
     },
     flag("help", "Print usage information."),
     flag("version", "Display Kafka version."),

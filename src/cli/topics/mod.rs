@@ -1,12 +1,12 @@
-//! `cohort topics`: Kafka's `kafka-topics.sh` (4.0 era) for `--create`, `--list`, `--describe`
-//! and `--delete`, over Cohort's pure Kafka client.
+//! `cohort topics`: Kafka's `kafka-topics.sh` (4.0 era) for `--create`, `--list`, `--describe`,
+//! `--alter --partitions` (CreatePartitions) and `--delete`, over Cohort's pure Kafka client.
 //!
 //! Exit codes follow Kafka's tool: 0 on success, 1 on any error (printed as
 //! `Error while executing topic command : <message>` on stdout, or as the option error on
 //! stderr). Differences from Kafka's tool: `--topic` for `--list`/`--describe` matches exact
 //! names (a comma-separated list) rather than a Java regular expression; topic configs are
-//! validated by the broker, not by the tool; `--alter`, `--topic-id` and partition reassignment
-//! reports are not offered.
+//! validated by the broker, not by the tool; `--topic-id` and partition reassignment reports are
+//! not offered.
 
 pub mod format;
 pub mod options;
@@ -16,6 +16,7 @@ use std::io::{IsTerminal, Write};
 
 use crate::client::config::read_properties_file;
 use crate::client::error::{ClientError, KafkaError};
+use crate::client::partitions::NewPartitions;
 use crate::client::topics::NewTopic;
 use crate::client::{Admin, ClientConfig, NodeId};
 
@@ -91,6 +92,7 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
             Action::List => list(&options, &mut admin, out).await,
             Action::Describe => describe(&options, &mut admin, out).await,
             Action::Delete => delete(&options, &mut admin).await,
+            Action::Alter => alter(&options, &mut admin).await,
         },
         Err(f) => Err(f),
     };
@@ -294,6 +296,72 @@ async fn delete(options: &TopicsOptions, admin: &mut Admin) -> Result<(), Failur
     let results = admin.delete_topics(&topics).await?;
     for t in &topics {
         if let Some(Err(e)) = results.get(t) {
+            return Err(e.clone().into());
+        }
+    }
+    Ok(())
+}
+
+/// Kafka's `alterTopic`: every selected topic grows to `--partitions`; with
+/// `--replica-assignment`, the new partitions take the lists from the current count on. Prints
+/// nothing on success, as Kafka's tool.
+async fn alter(options: &TopicsOptions, admin: &mut Admin) -> Result<(), Failure> {
+    let count = parse_int(
+        options.value("partitions").unwrap_or_default(),
+        "partitions",
+    )?;
+    let count = i32::try_from(count).map_err(|_| {
+        Failure(format!(
+            "Cannot parse argument '{count}' of option partitions"
+        ))
+    })?;
+    let assignment = match options
+        .value("replica-assignment")
+        .filter(|v| !v.is_empty())
+    {
+        Some(v) => Some(parse_assignment(v)?),
+        None => None,
+    };
+    let topics = topics_for(options, admin).await?;
+    ensure_exists(options, &topics)?;
+    if topics.is_empty() {
+        return Ok(());
+    }
+    let described = if assignment.is_some() {
+        Some(admin.describe_topics(&topics).await?)
+    } else {
+        None
+    };
+    let mut wanted = BTreeMap::new();
+    for name in &topics {
+        let new_assignment = match (&assignment, &described) {
+            (Some(lists), Some(d)) => {
+                let current = match d.get(name) {
+                    Some(Ok(t)) => t.partitions.len(),
+                    Some(Err(e)) => return Err(e.clone().into()),
+                    None => 0,
+                };
+                Some(
+                    lists
+                        .iter()
+                        .skip(current)
+                        .map(|b| b.iter().copied().map(NodeId).collect())
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        wanted.insert(
+            name.clone(),
+            NewPartitions {
+                total: count,
+                assignment: new_assignment,
+            },
+        );
+    }
+    let results = admin.create_partitions(&wanted).await?;
+    for name in &topics {
+        if let Some(Err(e)) = results.get(name) {
             return Err(e.clone().into());
         }
     }

@@ -1,6 +1,6 @@
 //! The options of `cohort topics`, with the checks and messages of Kafka 4.0's
 //! `TopicCommand.TopicCommandOptions` for the actions Cohort supports (create, list, describe,
-//! delete). Partition reassignment and `--alter` are not offered.
+//! alter, delete). Partition reassignment is not offered.
 
 use super::super::groups::jopt::{self, Arity, Parsed, Spec};
 
@@ -32,11 +32,12 @@ pub const SPECS: &[Spec] = &[
     flag("create", "Create a new topic."),
     flag("delete", "Delete a topic."),
     flag("describe", "List details for the given topics."),
+    flag("alter", "Alter the number of partitions and replica assignment. (To alter topic configurations, the kafka-configs tool can be used.)"),
     with_arg("topic", "topic", "The topic to create, describe or delete. For --list and --describe it also accepts a comma-separated list of exact names."),
     with_arg("config", "name=value", "A topic configuration override for the topic being created. See the Kafka documentation for full details on the topic configs. It is supported only in combination with --create."),
-    with_arg("partitions", "# of partitions", "The number of partitions for the topic being created. If not supplied with --create, the topic uses the cluster default."),
+    with_arg("partitions", "# of partitions", "The number of partitions for the topic being created or altered. If not supplied with --create, the topic uses the cluster default. (WARNING: If partitions are increased for a topic that has a key, the partition logic or ordering of the messages will be affected)."),
     with_arg("replication-factor", "replication factor", "The replication factor for each partition in the topic being created. If not supplied, the topic uses the cluster default."),
-    with_arg("replica-assignment", "broker_id_for_part1_replica1 : broker_id_for_part1_replica2 , broker_id_for_part2_replica1 : broker_id_for_part2_replica2 , ...", "A list of manual partition-to-broker assignments for the topic being created."),
+    with_arg("replica-assignment", "broker_id_for_part1_replica1 : broker_id_for_part1_replica2 , broker_id_for_part2_replica1 : broker_id_for_part2_replica2 , ...", "A list of manual partition-to-broker assignments for the topic being created or altered."),
     flag("under-replicated-partitions", "If set when describing topics, only show under-replicated partitions."),
     flag("unavailable-partitions", "If set when describing topics, only show partitions whose leader is not available."),
     flag("under-min-isr-partitions", "If set when describing topics, only show partitions whose isr count is less than the configured minimum."),
@@ -70,6 +71,8 @@ pub enum Action {
     Describe,
     /// `--delete`
     Delete,
+    /// `--alter`
+    Alter,
 }
 
 /// What checking decided.
@@ -166,6 +169,7 @@ pub fn check(args: &[String]) -> Checked {
         ("list", Action::List),
         ("describe", Action::Describe),
         ("delete", Action::Delete),
+        ("alter", Action::Alter),
     ]
     .iter()
     .filter(|(n, _)| has(n))
@@ -188,6 +192,25 @@ pub fn check(args: &[String]) -> Checked {
             "Missing required argument \"{}\"",
             jopt::spec_name("topic")
         ));
+    }
+    if has("alter") {
+        if has("bootstrap-server") && has("config") {
+            let used: Vec<String> = jopt::hash_set_order(&["bootstrap-server", "config"])
+                .iter()
+                .map(|o| jopt::spec_name(o))
+                .collect();
+            return Checked::Usage(format!(
+                "Option combination \"[{}]\" can't be used with option \"{}\" (To alter topic configurations, the kafka-configs tool can be used.)",
+                used.join(", "),
+                jopt::spec_name("alter")
+            ));
+        }
+        if !has("partitions") {
+            return Checked::Usage(format!(
+                "Missing required argument \"{}\"",
+                jopt::spec_name("partitions")
+            ));
+        }
     }
     let checks: Vec<(&str, Vec<&'static str>)> = vec![
         ("config", all_but(&["alter", "create"], &[])),
@@ -291,6 +314,41 @@ mod tests {
             check_words("--bootstrap-server h:1 --list --bogus"),
             Checked::Failure("bogus is not a recognized option".into())
         );
+    }
+
+    #[test]
+    fn alter_needs_partitions_and_no_config() {
+        assert_eq!(
+            check_words("--bootstrap-server h:1 --alter --topic t"),
+            Checked::Usage("Missing required argument \"[partitions]\"".into())
+        );
+        let Checked::Usage(m) =
+            check_words("--bootstrap-server h:1 --alter --topic t --partitions 3 --config a=b")
+        else {
+            panic!()
+        };
+        assert!(
+            m.starts_with("Option combination \"[[") && m.ends_with("]]\" can't be used with option \"[alter]\" (To alter topic configurations, the kafka-configs tool can be used.)"),
+            "{m}"
+        );
+        assert_eq!(
+            check_words("--bootstrap-server h:1 --alter --partitions 3"),
+            Checked::Usage("Missing required argument \"[topic]\"".into())
+        );
+        assert_eq!(
+            check_words(
+                "--bootstrap-server h:1 --alter --topic t --partitions 3 --replication-factor 1"
+            ),
+            Checked::Usage(
+                "Option \"[replication-factor]\" can't be used with option \"[alter]\"".into()
+            )
+        );
+        let Checked::Run(o) =
+            check_words("--bootstrap-server h:1 --alter --topic t --partitions 3")
+        else {
+            panic!()
+        };
+        assert_eq!(o.action, Action::Alter);
     }
 
     #[test]

@@ -1,0 +1,188 @@
+//! The [`MarkerLog`] of a broker: a marker goes to its partition's owner. A partition this node
+//! owns is appended through the data plane (`Partition::append_marker`, on the blocking pool
+//! like a produce); one another node owns goes to that node as WriteTxnMarkers v1 over its
+//! Kafka port (decision 0125), which appends it there the same way.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use protocol::batch::control::ControlMarker;
+use protocol::ErrorCode;
+
+use super::txn_markers::{AppendFuture, MarkerAppend, MarkerLog};
+use crate::data::{DataPlane, LookupError};
+use crate::errors::{to_kafka_error, BrokerError};
+
+/// Appends markers to the partitions this node owns, and hands the others to their owners.
+pub struct BrokerMarkerLog {
+    data: Arc<DataPlane>,
+    remote: Arc<dyn RemoteMarkers>,
+}
+
+/// How a marker reaches a partition another node owns.
+pub trait RemoteMarkers: Send + Sync + 'static {
+    /// Sends the marker for `topic`-`partition` to node `owner`.
+    fn send(&self, owner: i32, topic: &str, partition: i32, marker: ControlMarker) -> AppendFuture;
+}
+
+impl BrokerMarkerLog {
+    pub fn new(data: Arc<DataPlane>, remote: Arc<dyn RemoteMarkers>) -> Self {
+        Self { data, remote }
+    }
+}
+
+impl MarkerLog for BrokerMarkerLog {
+    fn append(
+        &self,
+        topic: &str,
+        partition: i32,
+        marker: ControlMarker,
+        batch: Bytes,
+    ) -> AppendFuture {
+        let data = self.data.clone();
+        let remote = self.remote.clone();
+        let topic = topic.to_owned();
+        Box::pin(async move {
+            match data.partition(&topic, partition).await {
+                Ok(p) => local_outcome(append_local(p, batch).await),
+                Err(LookupError::UnknownTopicOrPartition) => MarkerAppend::Gone,
+                Err(LookupError::NotLeader { leader }) => {
+                    remote.send(leader, &topic, partition, marker).await
+                }
+                Err(e) => MarkerAppend::Retry(e.to_string()),
+            }
+        })
+    }
+}
+
+/// Appends `batch` to a partition of this node and waits until it is durable; the error is
+/// Kafka's code for it (WriteTxnMarkers answers it per partition).
+pub async fn append_local(
+    p: Arc<crate::data::Partition>,
+    batch: Bytes,
+) -> Result<(), (ErrorCode, String)> {
+    let now = crate::clock::now().0;
+    let written = tokio::task::spawn_blocking(move || p.append_marker(&batch, now)).await;
+    match written {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => {
+            let e = BrokerError::from(e);
+            Err((to_kafka_error(&e), e.to_string()))
+        }
+        Err(e) => Err((ErrorCode::KafkaStorageError, e.to_string())),
+    }
+}
+
+/// What a local append's answer means for the writer: a newer epoch of the producer already
+/// wrote to the partition, so this transaction's marker is moot (Kafka's marker writer drops
+/// it on INVALID_PRODUCER_EPOCH); anything else is tried again.
+fn local_outcome(r: Result<(), (ErrorCode, String)>) -> MarkerAppend {
+    match r {
+        Ok(()) => MarkerAppend::Written,
+        Err((ErrorCode::InvalidProducerEpoch, _)) => MarkerAppend::Gone,
+        Err((_, why)) => MarkerAppend::Retry(why),
+    }
+}
+
+/// Client id of the marker writer's connections, as the owners' logs show it.
+pub const CLIENT_ID: &str = "cohort-txn-markers";
+/// Bound on one owner's WriteTxnMarkers answer (a marker append waits for an fsync).
+const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Markers for partitions other nodes own: WriteTxnMarkers v1 to the owner's Kafka port
+/// (the same port and client the lag poller uses for ListOffsets), one kept connection per
+/// owner.
+pub struct KafkaPortMarkers {
+    cluster: Arc<dyn crate::cluster::ClusterView>,
+    connections: tokio::sync::Mutex<
+        std::collections::HashMap<i32, (String, crate::client::connection::Connection)>,
+    >,
+}
+
+impl KafkaPortMarkers {
+    pub fn new(cluster: Arc<dyn crate::cluster::ClusterView>) -> Self {
+        Self {
+            cluster,
+            connections: tokio::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+}
+
+impl RemoteMarkers for Arc<KafkaPortMarkers> {
+    fn send(&self, owner: i32, topic: &str, partition: i32, marker: ControlMarker) -> AppendFuture {
+        let this = self.clone();
+        let topic = topic.to_owned();
+        Box::pin(async move { this.send_one(owner, &topic, partition, marker).await })
+    }
+}
+
+impl KafkaPortMarkers {
+    async fn send_one(
+        &self,
+        owner: i32,
+        topic: &str,
+        partition: i32,
+        marker: ControlMarker,
+    ) -> MarkerAppend {
+        use kafka_protocol::messages::write_txn_markers_request::{
+            WritableTxnMarker, WritableTxnMarkerTopic,
+        };
+        use kafka_protocol::messages::{ProducerId, TopicName, WriteTxnMarkersRequest};
+        let Some(addr) = self
+            .cluster
+            .brokers()
+            .into_iter()
+            .find(|b| b.node_id.0 == owner)
+            .map(|b| format!("{}:{}", b.host, b.port))
+        else {
+            return MarkerAppend::Retry(format!("node {owner} has no known Kafka address"));
+        };
+        let request =
+            WriteTxnMarkersRequest::default().with_markers(vec![WritableTxnMarker::default()
+                .with_producer_id(ProducerId(marker.producer_id))
+                .with_producer_epoch(marker.producer_epoch)
+                .with_transaction_result(
+                    marker.kind == protocol::batch::control::ControlType::Commit,
+                )
+                .with_coordinator_epoch(marker.coordinator_epoch)
+                .with_topics(vec![WritableTxnMarkerTopic::default()
+                    .with_name(TopicName(kafka_protocol::protocol::StrBytes::from_string(
+                        topic.to_owned(),
+                    )))
+                    .with_partition_indexes(vec![partition])])]);
+        // One exchange at a time per owner; markers are rare next to produces.
+        let mut connections = self.connections.lock().await;
+        let conn = match connections.remove(&owner) {
+            Some((kept_addr, c)) if kept_addr == addr && c.is_usable() => c,
+            _ => {
+                match crate::client::connection::Connection::open(&addr, CLIENT_ID, REMOTE_TIMEOUT)
+                    .await
+                {
+                    Ok(c) => c,
+                    Err(e) => return MarkerAppend::Retry(e.to_string()),
+                }
+            }
+        };
+        let mut conn = conn;
+        let answer = conn.send_at(&request, 1).await;
+        let code = match answer {
+            Ok(r) => r
+                .markers
+                .iter()
+                .flat_map(|m| m.topics.iter())
+                .flat_map(|t| t.partitions.iter())
+                .find(|p| p.partition_index == partition)
+                .map(|p| p.error_code),
+            Err(e) => return MarkerAppend::Retry(e.to_string()),
+        };
+        if conn.is_usable() {
+            connections.insert(owner, (addr, conn));
+        }
+        match code.map(|c| (c, ErrorCode::from_code(c))) {
+            Some((_, Some(ErrorCode::None))) => MarkerAppend::Written,
+            Some((_, Some(ErrorCode::InvalidProducerEpoch))) => MarkerAppend::Gone,
+            Some((code, _)) => MarkerAppend::Retry(format!("node {owner} answered error {code}")),
+            None => MarkerAppend::Retry(format!("node {owner} did not answer the partition")),
+        }
+    }
+}
