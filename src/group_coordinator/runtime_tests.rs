@@ -113,8 +113,10 @@ async fn start_node(
         dir,
         &cluster,
         &group,
-        Vec::new(),
-        None,
+        crate::replicated::StartExtras {
+            scram_flags: Vec::new(),
+            lag: None,
+        },
         gate(tx, commits_tx),
     )
     .await

@@ -44,8 +44,9 @@ pub enum ReplicatedStartError {
 
 /// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
 /// node advertises to Kafka clients (`host:port`); `scram_flags` are its `--scram-user`
-/// credentials, hashed, which it proposes once it leads a cluster never bootstrapped. While this node is the active
-/// coordinator, the runtime feeds `lag` with every applied group change.
+/// credentials, hashed, which it proposes once it leads a cluster never bootstrapped. While
+/// this node is the active coordinator, the runtime feeds `lag` with every applied group
+/// change.
 pub async fn start(
     node_id: i32,
     kafka_addr: String,
@@ -55,17 +56,15 @@ pub async fn start(
     scram_flags: Vec<raft_meta::cohort_app::ScramCredentialRecord>,
     lag: Option<Arc<crate::lag::LagFeed>>,
 ) -> Result<GroupCoordinator, ReplicatedStartError> {
-    start_with(
-        node_id,
-        kafka_addr,
-        data_dir,
-        cluster,
-        group,
-        scram_flags,
-        lag,
-        |w| w,
-    )
-    .await
+    let extras = StartExtras { scram_flags, lag };
+    start_with(node_id, kafka_addr, data_dir, cluster, group, extras, |w| w).await
+}
+
+/// What [`start_with`] takes besides the flags: the hashed `--scram-user` credentials and the
+/// lag feed.
+pub(crate) struct StartExtras {
+    pub scram_flags: Vec<raft_meta::cohort_app::ScramCredentialRecord>,
+    pub lag: Option<Arc<crate::lag::LagFeed>>,
 }
 
 /// [`start`], with every group write (the handle's and the runtime's own) going through
@@ -76,10 +75,10 @@ pub(crate) async fn start_with(
     data_dir: &Path,
     cluster: &ClusterArgs,
     group: &GroupArgs,
-    scram_flags: Vec<raft_meta::cohort_app::ScramCredentialRecord>,
-    lag: Option<Arc<crate::lag::LagFeed>>,
+    extras: StartExtras,
     wrap: impl FnOnce(BackgroundWrites) -> BackgroundWrites,
 ) -> Result<GroupCoordinator, ReplicatedStartError> {
+    let StartExtras { scram_flags, lag } = extras;
     let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
     let bootstrap = cluster.bootstrap(node_id)?;
     let store = cluster.store()?;

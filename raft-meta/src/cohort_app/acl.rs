@@ -280,9 +280,8 @@ impl AclTable {
                 _ => {}
             }
         }
-        if allowed {
-            Decision::Allowed
-        } else if !has_resource_acls && settings.allow_if_no_acl {
+        // An ALLOW that matched, else the no-ACL rule (only for a resource without any ACL).
+        if allowed || (!has_resource_acls && settings.allow_if_no_acl) {
             Decision::Allowed
         } else {
             Decision::Denied
