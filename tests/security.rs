@@ -667,3 +667,219 @@ fn kafka_python_and_kafkajs_over_sasl_ssl_with_scram_produce_consume_and_commit(
     assert_eq!(report["consumed"], 10, "{report}");
     assert_eq!(report["committed"], "10", "{report}");
 }
+
+/// Runs scram_admin.py (confluent-kafka's AdminClient) with `actions`; returns its report.
+fn scram_admin(bootstrap: SocketAddr, settings: &[String], actions: &[&str]) -> serde_json::Value {
+    let mut args: Vec<String> = vec![bootstrap.to_string()];
+    args.extend(actions.iter().map(|a| (*a).to_owned()));
+    for s in settings {
+        args.push("-X".into());
+        args.push(s.clone());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::python_script("scram_admin.py", &args, Duration::from_secs(120));
+    let line = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(line.trim()).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {line}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// `cohort users ARGS` against `bootstrap`: (exit code, stdout, stderr).
+fn cohort_users(bootstrap: SocketAddr, args: &[&str]) -> (i32, String, String) {
+    let out = common::run(
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .arg("users")
+            .args(["--bootstrap-server", &bootstrap.to_string()])
+            .args(args),
+        Duration::from_secs(60),
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The first SCRAM message for `user` over a raw SASL_PLAINTEXT connection: an unknown user
+/// fails there with SASL_AUTHENTICATION_FAILED (58), a known one gets the server-first message.
+fn scram_first(addr: SocketAddr, mechanism: &'static str, user: &str) -> i16 {
+    let mut c = RawClient::connect(addr);
+    assert_eq!(handshake(&mut c, 1, mechanism).0, 0);
+    authenticate(
+        &mut c,
+        2,
+        format!("n,,n={user},r=rawclientnonce").as_bytes(),
+    )
+    .0
+}
+
+#[test]
+fn scram_credentials_altered_over_the_api_authenticate_survive_a_restart_and_deleted_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = Certs::make(dir.path());
+    let mut broker = secure_broker(dir.path(), &certs, &[]);
+    let sasl_ssl = broker.listener("SASL_SSL");
+    // The bootstrap user alice (--scram-user) administers the others.
+    let admin = sasl_ssl_settings(&certs, "SCRAM-SHA-256", SCRAM_256);
+    let report = scram_admin(
+        sasl_ssl,
+        &admin,
+        &[
+            "upsert:dave:SCRAM-SHA-512:8192:dave-secret",
+            "upsert:erin:SCRAM-SHA-256:1024:erin-secret",
+            "upsert:erin:SCRAM-SHA-256:16385:erin-secret",
+            "delete:nobody:SCRAM-SHA-256",
+            "describe:dave,alice,nobody",
+        ],
+    );
+    let result = |i: usize| report[i]["result"].clone();
+    assert_eq!(result(0), serde_json::json!({"dave": "OK"}), "{report}");
+    assert_eq!(
+        result(1),
+        serde_json::json!({"erin": "UNACCEPTABLE_CREDENTIAL"}),
+        "{report}"
+    );
+    assert_eq!(
+        result(2),
+        serde_json::json!({"erin": "UNACCEPTABLE_CREDENTIAL"}),
+        "{report}"
+    );
+    assert_eq!(
+        result(3),
+        serde_json::json!({"nobody": "RESOURCE_NOT_FOUND"}),
+        "{report}"
+    );
+    assert_eq!(
+        result(4),
+        serde_json::json!({
+            "dave": [["SCRAM_SHA_512", 8192]],
+            "alice": [["SCRAM_SHA_256", 4096]],
+            "nobody": "RESOURCE_NOT_FOUND",
+        }),
+        "{report}"
+    );
+    // The credential made over the API authenticates a real client.
+    let dave = ("dave", "dave-secret");
+    produce_consume_commit(
+        sasl_ssl,
+        "dave-before",
+        &sasl_ssl_settings(&certs, "SCRAM-SHA-512", dave),
+    );
+    // Cohort's own tool, kafka-configs.sh's flags and output.
+    let plain = broker.listener("PLAINTEXT");
+    let (code, out, err) = cohort_users(plain, &["--describe", "--entity-type", "users"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out,
+        "SCRAM credential configs for user-principal 'alice' are SCRAM-SHA-256=iterations=4096\n\
+         SCRAM credential configs for user-principal 'bob' are SCRAM-SHA-512=iterations=4096\n\
+         SCRAM credential configs for user-principal 'dave' are SCRAM-SHA-512=iterations=8192\n"
+    );
+    let (code, out, err) = cohort_users(
+        plain,
+        &[
+            "--alter",
+            "--add-config",
+            "SCRAM-SHA-256=[iterations=8192,password=frank-secret]",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "frank",
+        ],
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Completed updating config for user frank.\n"),
+        "{err}"
+    );
+    // Two mechanisms of one user in one request: Kafka's controller refuses the user.
+    let (code, out, err) = cohort_users(
+        plain,
+        &[
+            "--alter",
+            "--add-config",
+            "SCRAM-SHA-256=[password=x],SCRAM-SHA-512=[password=y]",
+            "--user",
+            "frank",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("Error while executing config command with args"),
+        "{out}"
+    );
+    assert!(
+        err.contains("DuplicateResourceException: A user credential cannot be altered twice in the same request"),
+        "{err}"
+    );
+    produce_consume_commit(
+        sasl_ssl,
+        "frank",
+        &sasl_ssl_settings(&certs, "SCRAM-SHA-256", ("frank", "frank-secret")),
+    );
+    // Delete the bootstrap user bob: the same --scram-user flag at the next start must not
+    // bring him back (the bootstrap applies once per cluster, as kafka-storage.sh format).
+    let (code, out, err) = cohort_users(
+        plain,
+        &[
+            "--alter",
+            "--delete-config",
+            "SCRAM-SHA-512",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "bob",
+        ],
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Completed updating config for user bob.\n"),
+        "{err}"
+    );
+    let sasl_plain = broker.listener("SASL_PLAINTEXT");
+    assert_eq!(scram_first(sasl_plain, "SCRAM-SHA-512", "bob"), 58);
+
+    // A restart with the same flags: the replicated credentials are what authenticates.
+    let _ = broker.terminate();
+    let broker = secure_broker(dir.path(), &certs, &[]);
+    let sasl_ssl = broker.listener("SASL_SSL");
+    produce_consume_commit(
+        sasl_ssl,
+        "dave-after",
+        &sasl_ssl_settings(&certs, "SCRAM-SHA-512", dave),
+    );
+    let sasl_plain = broker.listener("SASL_PLAINTEXT");
+    assert_eq!(
+        scram_first(sasl_plain, "SCRAM-SHA-512", "bob"),
+        58,
+        "bob came back"
+    );
+    assert_eq!(scram_first(sasl_plain, "SCRAM-SHA-512", "dave"), 0);
+    // Deleted over the API: dave no longer authenticates.
+    let report = scram_admin(
+        sasl_ssl,
+        &admin,
+        &["delete:dave:SCRAM-SHA-512", "describe:dave"],
+    );
+    assert_eq!(
+        report[0]["result"],
+        serde_json::json!({"dave": "OK"}),
+        "{report}"
+    );
+    assert_eq!(
+        report[1]["result"],
+        serde_json::json!({"dave": "RESOURCE_NOT_FOUND"}),
+        "{report}"
+    );
+    assert_eq!(scram_first(sasl_plain, "SCRAM-SHA-512", "dave"), 58);
+    // No password, salted password or key in the log or /metrics.
+    let (_, metrics) = broker.http_get("/metrics");
+    let log = broker.log();
+    for secret in ["dave-secret", "frank-secret", "erin-secret", SCRAM_512.1] {
+        assert!(!log.contains(secret), "{secret} is in the log");
+        assert!(!metrics.contains(secret), "{secret} is in /metrics");
+    }
+}

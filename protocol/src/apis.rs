@@ -228,6 +228,17 @@ const SERVED_APIS: &[ApiRange] = &[
         min: 0,
         max: 2,
     },
+    // SCRAM credentials in the replicated state (KIP-554); v0 is the only version.
+    ApiRange {
+        key: ApiKey::DescribeUserScramCredentials,
+        min: 0,
+        max: 0,
+    },
+    ApiRange {
+        key: ApiKey::AlterUserScramCredentials,
+        min: 0,
+        max: 0,
+    },
     // The transaction APIs: keep them last and five (see TRANSACTION_APIS).
     ApiRange {
         key: ApiKey::AddPartitionsToTxn,
@@ -300,6 +311,8 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::SaslAuthenticate => SaslAuthenticateRequest::VERSIONS,
         ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::VERSIONS,
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
+        ApiKey::DescribeUserScramCredentials => DescribeUserScramCredentialsRequest::VERSIONS,
+        ApiKey::AlterUserScramCredentials => AlterUserScramCredentialsRequest::VERSIONS,
         ApiKey::AddPartitionsToTxn => AddPartitionsToTxnRequest::VERSIONS,
         ApiKey::AddOffsetsToTxn => AddOffsetsToTxnRequest::VERSIONS,
         ApiKey::EndTxn => EndTxnRequest::VERSIONS,

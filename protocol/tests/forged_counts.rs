@@ -133,6 +133,24 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
                         .with_topic_name(TopicName(s("t"))),
                 )),
         ),
+        ApiKey::DescribeUserScramCredentials => RequestKind::DescribeUserScramCredentials(
+            DescribeUserScramCredentialsRequest::default().with_users(Some(vec![
+                describe_user_scram_credentials_request::UserName::default().with_name(s("u")),
+            ])),
+        ),
+        ApiKey::AlterUserScramCredentials => RequestKind::AlterUserScramCredentials(
+            AlterUserScramCredentialsRequest::default()
+                .with_deletions(vec![
+                    alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+                        .with_name(s("u")),
+                ])
+                .with_upsertions(vec![
+                    alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
+                        .with_name(s("u"))
+                        .with_salt(Bytes::from_static(b"salt"))
+                        .with_salted_password(Bytes::from_static(b"salted")),
+                ]),
+        ),
         _ => return None,
     })
 }
@@ -271,6 +289,12 @@ impl DefaultFor for RequestKind {
             ApiKey::ConsumerGroupDescribe => RequestKind::ConsumerGroupDescribe(Default::default()),
             ApiKey::SaslHandshake => RequestKind::SaslHandshake(Default::default()),
             ApiKey::SaslAuthenticate => RequestKind::SaslAuthenticate(Default::default()),
+            ApiKey::DescribeUserScramCredentials => {
+                RequestKind::DescribeUserScramCredentials(Default::default())
+            }
+            ApiKey::AlterUserScramCredentials => {
+                RequestKind::AlterUserScramCredentials(Default::default())
+            }
             other => panic!("served API {other:?} has no default here: add it"),
         }
     }

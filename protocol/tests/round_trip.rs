@@ -1093,6 +1093,28 @@ fn admin_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
                         .with_partition_index(3),
                 )),
         ),
+        ApiKey::DescribeUserScramCredentials => RequestKind::DescribeUserScramCredentials(
+            DescribeUserScramCredentialsRequest::default().with_users(Some(vec![
+                describe_user_scram_credentials_request::UserName::default().with_name(s("alice")),
+                describe_user_scram_credentials_request::UserName::default().with_name(s("bob")),
+            ])),
+        ),
+        ApiKey::AlterUserScramCredentials => RequestKind::AlterUserScramCredentials(
+            AlterUserScramCredentialsRequest::default()
+                .with_deletions(vec![
+                    alter_user_scram_credentials_request::ScramCredentialDeletion::default()
+                        .with_name(s("bob"))
+                        .with_mechanism(2),
+                ])
+                .with_upsertions(vec![
+                    alter_user_scram_credentials_request::ScramCredentialUpsertion::default()
+                        .with_name(s("alice"))
+                        .with_mechanism(1)
+                        .with_iterations(8192)
+                        .with_salt(Bytes::from_static(b"0123456789abcdef"))
+                        .with_salted_password(Bytes::from_static(&[0x5a; 32])),
+                ]),
+        ),
         _ => return None,
     })
 }
@@ -1310,6 +1332,37 @@ fn admin_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
                         .with_topic_name(topic("orders"))
                         .with_partition_index(0),
                 )),
+        ),
+        ApiKey::DescribeUserScramCredentials => ResponseKind::DescribeUserScramCredentials(
+            DescribeUserScramCredentialsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_results(vec![
+                    describe_user_scram_credentials_response::DescribeUserScramCredentialsResult::default()
+                        .with_user(s("alice"))
+                        .with_credential_infos(vec![
+                            describe_user_scram_credentials_response::CredentialInfo::default()
+                                .with_mechanism(1)
+                                .with_iterations(8192),
+                        ]),
+                    describe_user_scram_credentials_response::DescribeUserScramCredentialsResult::default()
+                        .with_user(s("bob"))
+                        .with_error_code(91)
+                        .with_error_message(Some(s(
+                            "Attempt to describe a user credential that does not exist: bob",
+                        ))),
+                ]),
+        ),
+        ApiKey::AlterUserScramCredentials => ResponseKind::AlterUserScramCredentials(
+            AlterUserScramCredentialsResponse::default().with_results(vec![
+                alter_user_scram_credentials_response::AlterUserScramCredentialsResult::default()
+                    .with_user(s("alice")),
+                alter_user_scram_credentials_response::AlterUserScramCredentialsResult::default()
+                    .with_user(s("bob"))
+                    .with_error_code(91)
+                    .with_error_message(Some(s(
+                        "Attempt to delete a user credential that does not exist",
+                    ))),
+            ]),
         ),
         _ => return None,
     })

@@ -29,8 +29,10 @@ use coordinator::{
 use coordinator::{ClusterConfig, ConfigChange, ConfigError};
 use openraft::{CommittedLeaderId, EntryPayload, Membership};
 use raft_meta::cohort_app::{
-    decode_cluster_config_record, encode_cluster_config_record, AppReply, Body, ClusterMeta,
-    Envelope, PartitionsAdded, RequestToken, TopicChangeError, TopicConfigChange, TopicMeta,
+    decode_cluster_config_record, decode_scram_bootstrap_record, encode_cluster_config_record,
+    encode_scram_bootstrap_record, AppReply, Body, ClusterMeta, Envelope, PartitionsAdded,
+    RequestToken, ScramChangeError, ScramCredentialRecord, ScramMechanismType, ScramOp,
+    StoredScramCredential, TopicChangeError, TopicConfigChange, TopicMeta, UserScramChange,
 };
 use raft_meta::format::openraft_codec::{decode_snapshot_meta, encode_snapshot_meta};
 use raft_meta::format::tags::{self, Tag, REGISTRY};
@@ -157,6 +159,23 @@ fn txn_producer() -> TxnProducer {
         transactional_id: "txn-a".into(),
         producer_id: ProducerId(4_000),
         producer_epoch: ProducerEpoch(3),
+    }
+}
+
+fn scram_credential() -> StoredScramCredential {
+    StoredScramCredential {
+        salt: vec![0x5a; 4],
+        stored_key: vec![0x11; 4],
+        server_key: vec![0x22; 4],
+        iterations: 8192,
+    }
+}
+
+fn scram_record(user: &str, mechanism: ScramMechanismType) -> ScramCredentialRecord {
+    ScramCredentialRecord {
+        user: user.to_owned(),
+        mechanism,
+        credential: scram_credential(),
     }
 }
 
@@ -671,6 +690,53 @@ fn samples() -> Vec<Sample> {
         }),
         "0202140001010388ef99abc5e88c9111ac02066f7264657273909eb8e8c0e1828589909cb0d080c1818202020201060102",
     ));
+    s.push(command(
+        "AlterScramCredentials",
+        Some(TOKEN),
+        Body::AlterScramCredentials {
+            changes: vec![
+                UserScramChange {
+                    user: "alice".to_owned(),
+                    op: ScramOp::Upsert {
+                        mechanism: ScramMechanismType::Sha256,
+                        credential: scram_credential(),
+                    },
+                },
+                UserScramChange {
+                    user: "bob".to_owned(),
+                    op: ScramOp::Delete {
+                        mechanism: ScramMechanismType::Sha512,
+                    },
+                },
+            ],
+        },
+        "0202210001010388ef99abc5e88c9111ac020205616c6963650000045a5a5a5a04111111110422222222804003626f620101",
+    ));
+    s.push(command(
+        "BootstrapScramCredentials",
+        None,
+        Body::BootstrapScramCredentials {
+            credentials: vec![scram_record("admin", ScramMechanismType::Sha256)],
+        },
+        "020222000100010561646d696e00045a5a5a5a041111111104222222228040",
+    ));
+    s.push(reply(
+        "AppReply ScramAltered",
+        AppReply::ScramAltered(vec![
+            Ok(()),
+            Err(ScramChangeError::NotFound),
+            Err(ScramChangeError::Unacceptable(
+                "Too few iterations".to_owned(),
+            )),
+            Err(ScramChangeError::Duplicate),
+        ]),
+        "02030100010804000100010112546f6f2066657720697465726174696f6e730102",
+    ));
+    s.push(reply(
+        "AppReply ScramBootstrapped",
+        AppReply::ScramBootstrapped(true),
+        "02030100010901",
+    ));
     s.push(reply("AppReply Group", AppReply::Group, "020301000100"));
     s.push(reply(
         "AppReply CreateTopics",
@@ -763,6 +829,20 @@ fn samples() -> Vec<Sample> {
         |c| encode_cluster_config_record(c).to_vec(),
         decode_cluster_config_record,
         "0204030001020e67726f75702e6d61782e73697a65641c67726f75702e6d696e2e73657373696f6e2e74696d656f75742e6d73e05d01196f6666736574732e726574656e74696f6e2e6d696e7574657378",
+    ));
+    s.push(sample(
+        "SCRAM credential record",
+        scram_record("alice", ScramMechanismType::Sha512),
+        |r| r.encode_record().to_vec(),
+        ScramCredentialRecord::decode_record,
+        "020421000105616c69636501045a5a5a5a041111111104222222228040",
+    ));
+    s.push(sample(
+        "SCRAM bootstrap record",
+        true,
+        |b| encode_scram_bootstrap_record(*b).to_vec(),
+        decode_scram_bootstrap_record,
+        "020422000101",
     ));
 
     // Raft machinery files.

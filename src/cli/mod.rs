@@ -6,3 +6,4 @@ pub mod groups;
 pub mod log_dirs;
 pub mod records;
 pub mod topics;
+pub mod users;

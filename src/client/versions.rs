@@ -37,6 +37,8 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::DescribeCluster => (0, 2),
         ApiKey::DescribeLogDirs => (1, 4),
         ApiKey::DescribeTopicPartitions => (0, 0),
+        ApiKey::DescribeUserScramCredentials => (0, 0),
+        ApiKey::AlterUserScramCredentials => (0, 0),
         _ => return None,
     })
 }

@@ -81,7 +81,7 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
         let sec = &args.security;
         // Names and counts only: never a password or a hash.
         out.push(format!(
-            "security: advertised {}, SASL {}, {} SCRAM users, PLAIN users {}, client certs {}",
+            "security: advertised {}, SASL {}, {} SCRAM users to bootstrap (replicated credentials), PLAIN users {}, client certs {}",
             listeners.join(","),
             sec.sasl_enabled_mechanisms,
             sec.scram_users.len(),

@@ -291,16 +291,22 @@ impl Runtime {
     /// The load is done: arm the timers the applied state implies and serve.
     fn activate(&mut self, term: u64, applied: u64) {
         let now = crate::clock::now();
-        let (timers, has_cluster_id, config_init) = self.node.read_local(|a| {
+        let (timers, has_cluster_id, config_init, scram_init) = self.node.read_local(|a| {
             (
                 a.app.coordinator().timers_to_arm(now),
                 a.app.cluster().cluster_id.is_some(),
                 static_config_to_propose(&a.app, self.sole_voter()),
+                a.app.scram_bootstrap_to_propose(),
             )
         });
         // Before any client command this leader accepts: every group command after it in the
         // log is decided with the replicated values.
         if let Some(body) = config_init {
+            self.submit_background(None, body);
+        }
+        // A cluster never bootstrapped gets this leader's `--scram-user` credentials (applied
+        // once: a later leader's proposal is ignored by every replica).
+        if let Some(body) = scram_init {
             self.submit_background(None, body);
         }
         self.timers.clear();

@@ -113,7 +113,10 @@ async fn start_node(
         dir,
         &cluster,
         &group,
-        None,
+        crate::replicated::StartExtras {
+            scram_flags: Vec::new(),
+            lag: None,
+        },
         gate(tx, commits_tx),
     )
     .await

@@ -21,6 +21,7 @@ use crate::config::AdvertisedListener;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
+pub mod alter_user_scram_credentials;
 pub mod api_versions;
 pub mod config_entries;
 pub mod consumer_group_describe;
@@ -35,6 +36,7 @@ pub mod describe_configs;
 pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_topic_partitions;
+pub mod describe_user_scram_credentials;
 pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
@@ -216,6 +218,12 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::OffsetForLeaderEpoch(r) => {
             ResponseKind::OffsetForLeaderEpoch(offset_for_leader_epoch::handle(ctx, r).await)
         }
+        RequestKind::DescribeUserScramCredentials(r) => ResponseKind::DescribeUserScramCredentials(
+            describe_user_scram_credentials::handle(ctx, r).await,
+        ),
+        RequestKind::AlterUserScramCredentials(r) => ResponseKind::AlterUserScramCredentials(
+            alter_user_scram_credentials::handle(ctx, r).await,
+        ),
         RequestKind::AddPartitionsToTxn(r) => {
             ResponseKind::AddPartitionsToTxn(add_partitions_to_txn::handle(ctx, r).await)
         }
@@ -275,6 +283,8 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::DescribeTopicPartitions => "DescribeTopicPartitions",
         ApiKey::SaslHandshake => "SaslHandshake",
         ApiKey::SaslAuthenticate => "SaslAuthenticate",
+        ApiKey::DescribeUserScramCredentials => "DescribeUserScramCredentials",
+        ApiKey::AlterUserScramCredentials => "AlterUserScramCredentials",
         ApiKey::AddPartitionsToTxn => "AddPartitionsToTxn",
         ApiKey::AddOffsetsToTxn => "AddOffsetsToTxn",
         ApiKey::EndTxn => "EndTxn",
@@ -431,6 +441,12 @@ pub(crate) mod test_support {
             ApiKey::SaslHandshake => RequestKind::SaslHandshake(SaslHandshakeRequest::default()),
             ApiKey::SaslAuthenticate => {
                 RequestKind::SaslAuthenticate(SaslAuthenticateRequest::default())
+            }
+            ApiKey::DescribeUserScramCredentials => RequestKind::DescribeUserScramCredentials(
+                DescribeUserScramCredentialsRequest::default(),
+            ),
+            ApiKey::AlterUserScramCredentials => {
+                RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest::default())
             }
             ApiKey::AddPartitionsToTxn => {
                 RequestKind::AddPartitionsToTxn(AddPartitionsToTxnRequest::default())

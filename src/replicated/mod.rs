@@ -12,6 +12,7 @@
 pub mod args;
 pub mod catalog;
 pub mod cluster_config;
+pub mod scram;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -42,17 +43,28 @@ pub enum ReplicatedStartError {
 }
 
 /// Starts this node's Raft meta service and coordinator runtime. `kafka_addr` is what this
-/// node advertises to Kafka clients (`host:port`). While this node is the active
-/// coordinator, the runtime feeds `lag` with every applied group change.
+/// node advertises to Kafka clients (`host:port`); `scram_flags` are its `--scram-user`
+/// credentials, hashed, which it proposes once it leads a cluster never bootstrapped. While
+/// this node is the active coordinator, the runtime feeds `lag` with every applied group
+/// change.
 pub async fn start(
     node_id: i32,
     kafka_addr: String,
     data_dir: &Path,
     cluster: &ClusterArgs,
     group: &GroupArgs,
+    scram_flags: Vec<raft_meta::cohort_app::ScramCredentialRecord>,
     lag: Option<Arc<crate::lag::LagFeed>>,
 ) -> Result<GroupCoordinator, ReplicatedStartError> {
-    start_with(node_id, kafka_addr, data_dir, cluster, group, lag, |w| w).await
+    let extras = StartExtras { scram_flags, lag };
+    start_with(node_id, kafka_addr, data_dir, cluster, group, extras, |w| w).await
+}
+
+/// What [`start_with`] takes besides the flags: the hashed `--scram-user` credentials and the
+/// lag feed.
+pub(crate) struct StartExtras {
+    pub scram_flags: Vec<raft_meta::cohort_app::ScramCredentialRecord>,
+    pub lag: Option<Arc<crate::lag::LagFeed>>,
 }
 
 /// [`start`], with every group write (the handle's and the runtime's own) going through
@@ -63,9 +75,10 @@ pub(crate) async fn start_with(
     data_dir: &Path,
     cluster: &ClusterArgs,
     group: &GroupArgs,
-    lag: Option<Arc<crate::lag::LagFeed>>,
+    extras: StartExtras,
     wrap: impl FnOnce(BackgroundWrites) -> BackgroundWrites,
 ) -> Result<GroupCoordinator, ReplicatedStartError> {
+    let StartExtras { scram_flags, lag } = extras;
     let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
     let bootstrap = cluster.bootstrap(node_id)?;
     let store = cluster.store()?;
@@ -74,7 +87,8 @@ pub(crate) async fn start_with(
         group.coordinator_config(),
         TopicLimits::default(),
         Some(inbox.sink()),
-    );
+    )
+    .with_scram_flags(scram_flags);
     let config = NodeConfig {
         node_id,
         listen_addr: cluster.raft_listen.clone(),
@@ -137,6 +151,25 @@ pub async fn wait_caught_up(
         Some(h) => Err(ReplicatedStartError::Halted(h)),
         None => Ok(()),
     }
+}
+
+/// Waits until the cluster's SCRAM credentials were bootstrapped (a one-voter node that
+/// proposed its `--scram-user` flags on becoming active).
+pub async fn wait_scram_bootstrapped(
+    groups: &GroupCoordinator,
+    limit: Duration,
+) -> Result<(), ReplicatedStartError> {
+    let node = groups.node();
+    let mut metrics = node.raft().metrics();
+    tokio::time::timeout(limit, async {
+        while !node.read_local(|a| a.app.scram().bootstrapped()) {
+            if metrics.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await
+    .map_err(|_| ReplicatedStartError::NotCaughtUp(limit))
 }
 
 /// Removes this node's partition data of topics deleted through Raft (the node that served

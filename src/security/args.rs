@@ -72,8 +72,10 @@ pub struct SecurityArgs {
     #[arg(long)]
     pub sasl_plain_users: Option<PathBuf>,
 
-    /// A SCRAM credential, `NAME:SCRAM-SHA-256|SCRAM-SHA-512:PASSWORD` (repeatable), kept as
-    /// a salted hash only.
+    /// A SCRAM credential, `NAME:SCRAM-SHA-256|SCRAM-SHA-512:PASSWORD` (repeatable), created
+    /// in the cluster's replicated state when the cluster is first started (the first leader's
+    /// flags, once, as `kafka-storage.sh format --add-scram`); kept as a salted hash only.
+    /// Later changes: `cohort users` / AlterUserScramCredentials.
     #[arg(long = "scram-user")]
     pub scram_users: Vec<ScramUserArg>,
 

@@ -1,13 +1,15 @@
-//! The users a node authenticates, from its flags: SCRAM credentials (`--scram-user`) and
-//! PLAIN users (`--sasl-plain-users FILE`), every password turned into a salted hash as it is
-//! read and then forgotten.
+//! The users a node authenticates: SCRAM credentials from the cluster's replicated state
+//! (installed once the node's Raft replica runs), PLAIN users from `--sasl-plain-users FILE`
+//! (node-local). Every password is turned into a salted hash as it is read and then
+//! forgotten.
 //!
-//! These are node-local: each node of a cluster must be given the same flags. Replicating
-//! them through Raft (as Kafka's `kafka-storage.sh format --add-scram` and
-//! AlterUserScramCredentials do) is not done yet (decision 0122).
+//! `--scram-user` credentials are hashed here too, but they are only what this node proposes
+//! as the cluster's bootstrap credentials (decision 0133): a node authenticates SCRAM users
+//! from the replicated state alone, so every node authenticates the same users.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use ring::rand::{SecureRandom, SystemRandom};
 
@@ -63,17 +65,27 @@ struct PlainCredential {
     hash: Vec<u8>,
 }
 
+/// Where SCRAM credentials are looked up: the replicated state (`replicated::scram`).
+pub trait ScramLookup: Send + Sync {
+    /// `user`'s credential for `mechanism`, if the cluster has one.
+    fn scram(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential>;
+}
+
 /// Every user this node knows.
 #[derive(Default)]
 pub struct Credentials {
-    scram: HashMap<(ScramMechanism, String), ScramCredential>,
+    /// `--scram-user`, hashed: proposed as the cluster's bootstrap credentials.
+    bootstrap: Vec<(String, ScramCredential)>,
+    /// The replicated credentials, once the replica runs (before: no SCRAM user is known).
+    scram: OnceLock<Arc<dyn ScramLookup>>,
     plain: HashMap<String, PlainCredential>,
 }
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Credentials")
-            .field("scram_users", &self.scram.len())
+            .field("scram_bootstrap_users", &self.bootstrap.len())
+            .field("scram_installed", &self.scram.get().is_some())
             .field("plain_users", &self.plain.len())
             .finish()
     }
@@ -113,7 +125,10 @@ impl Credentials {
             })?;
             let credential =
                 ScramCredential::new(mechanism, password.as_bytes(), salt(&rng)?, iterations);
-            out.scram.insert((mechanism, name.to_owned()), credential);
+            // A later flag for the same user and mechanism wins, as a map insert did.
+            out.bootstrap
+                .retain(|(n, c)| !(n == name && c.mechanism == mechanism));
+            out.bootstrap.push((name.to_owned(), credential));
         }
         if let Some(path) = plain_users {
             out.load_plain(path, &rng)?;
@@ -153,9 +168,19 @@ impl Credentials {
         Ok(())
     }
 
-    /// The SCRAM credential of `user` for `mechanism`.
+    /// The SCRAM credential of `user` for `mechanism`, from the replicated state.
     pub fn scram(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
-        self.scram.get(&(mechanism, user.to_owned())).cloned()
+        self.scram.get().and_then(|s| s.scram(mechanism, user))
+    }
+
+    /// Makes `source` where SCRAM users are looked up (once; later calls are ignored).
+    pub fn install_scram(&self, source: Arc<dyn ScramLookup>) {
+        let _ = self.scram.set(source);
+    }
+
+    /// The `--scram-user` credentials, hashed (what this node proposes as the bootstrap).
+    pub fn scram_bootstrap(&self) -> &[(String, ScramCredential)] {
+        &self.bootstrap
     }
 
     /// Whether `password` is `user`'s PLAIN password.
@@ -166,9 +191,9 @@ impl Credentials {
         }
     }
 
-    /// How many users of each kind (for the start-up summary; never names or secrets).
+    /// How many users of each kind the flags give (never names or secrets).
     pub fn counts(&self) -> (usize, usize) {
-        (self.scram.len(), self.plain.len())
+        (self.bootstrap.len(), self.plain.len())
     }
 }
 
@@ -190,8 +215,12 @@ mod tests {
         assert!(c.plain_matches("alice", b"wonder:land"));
         assert!(!c.plain_matches("alice", b"wonder"));
         assert!(!c.plain_matches("mallory", b"x"));
-        assert!(c.scram(ScramMechanism::Sha512, "carol").is_some());
-        assert!(c.scram(ScramMechanism::Sha256, "carol").is_none());
+        // Flag credentials are only the bootstrap: nothing authenticates before the
+        // replicated state is installed.
+        assert!(c.scram(ScramMechanism::Sha512, "carol").is_none());
+        assert_eq!(c.scram_bootstrap().len(), 1);
+        assert_eq!(c.scram_bootstrap()[0].0, "carol");
+        assert_eq!(c.scram_bootstrap()[0].1.mechanism, ScramMechanism::Sha512);
         assert_eq!(c.counts(), (1, 2));
         assert!(!format!("{c:?}").contains("alice"));
         std::fs::write(&file, "nopassword\n").unwrap();

@@ -7,7 +7,8 @@
 //!                       └ SASL_SSL ─ TLS, then SASL as above
 //! ```
 //!
-//! Credentials are node-local (from flags and files), kept only as salted hashes.
+//! SCRAM credentials are the cluster's replicated ones (`replicated::scram`); PLAIN users come
+//! from a node-local file. Both are kept only as salted hashes.
 
 pub mod args;
 pub mod credentials;
@@ -88,6 +89,12 @@ impl Security {
             mapping: Arc::new(mapping),
             timeout,
         })
+    }
+
+    /// Who SASL listeners authenticate (the replicated SCRAM credentials are installed into
+    /// it once the node's replica runs).
+    pub fn credentials(&self) -> &Arc<credentials::Credentials> {
+        &self.sasl.credentials
     }
 
     /// The listener serving `advertised.protocol` with this configuration.

@@ -276,16 +276,30 @@ pub fn server_nonce() -> String {
 mod tests {
     use super::*;
 
+    use crate::security::scram::ScramCredential;
+
+    /// The credentials a replicated table would hold after the flags' bootstrap.
+    struct Table(Vec<(String, ScramCredential)>);
+
+    impl super::super::credentials::ScramLookup for Table {
+        fn scram(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
+            self.0
+                .iter()
+                .find(|(n, c)| n == user && c.mechanism == mechanism)
+                .map(|(_, c)| c.clone())
+        }
+    }
+
     fn config(enabled: &str) -> SaslConfig {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("users");
         std::fs::write(&file, "alice:secret\n").unwrap();
+        let credentials =
+            Credentials::load(&["bob:SCRAM-SHA-256:builder".into()], 4096, Some(&file)).unwrap();
+        credentials.install_scram(Arc::new(Table(credentials.scram_bootstrap().to_vec())));
         SaslConfig {
             enabled: parse_mechanisms(enabled).unwrap(),
-            credentials: Arc::new(
-                Credentials::load(&["bob:SCRAM-SHA-256:builder".into()], 4096, Some(&file))
-                    .unwrap(),
-            ),
+            credentials: Arc::new(credentials),
             failed_delay: Duration::from_millis(100),
             timeout: Duration::from_secs(10),
         }

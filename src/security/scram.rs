@@ -106,6 +106,20 @@ fn hmac_sign(alg: hmac::Algorithm, key: &[u8], data: &[u8]) -> Vec<u8> {
         .to_vec()
 }
 
+/// `Hi(password, salt, iterations)` of RFC 5802 (PBKDF2 with the mechanism's HMAC): what an
+/// AlterUserScramCredentials request carries instead of the password.
+pub fn salted_password(
+    mechanism: ScramMechanism,
+    password: &[u8],
+    salt: &[u8],
+    iterations: u32,
+) -> Vec<u8> {
+    let mut salted = vec![0u8; mechanism.output_len()];
+    let rounds = std::num::NonZeroU32::new(iterations.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
+    pbkdf2::derive(mechanism.pbkdf2(), rounds, salt, password, &mut salted);
+    salted
+}
+
 impl ScramCredential {
     /// The credential of `password` with `salt` and `iterations` (RFC 5802 section 3).
     pub fn new(
@@ -114,15 +128,24 @@ impl ScramCredential {
         salt: Vec<u8>,
         iterations: u32,
     ) -> ScramCredential {
-        let mut salted = vec![0u8; mechanism.output_len()];
-        let rounds =
-            std::num::NonZeroU32::new(iterations.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
-        pbkdf2::derive(mechanism.pbkdf2(), rounds, &salt, password, &mut salted);
-        let client_key = hmac_sign(mechanism.hmac(), &salted, b"Client Key");
+        let salted = salted_password(mechanism, password, &salt, iterations);
+        Self::from_salted_password(mechanism, &salted, salt, iterations)
+    }
+
+    /// The credential of a salted password (`Hi(password, salt, iterations)`), as
+    /// AlterUserScramCredentials carries it: the client hashes, the server derives the keys
+    /// (Kafka's `ScramControlManager.finishUpsertion`).
+    pub fn from_salted_password(
+        mechanism: ScramMechanism,
+        salted: &[u8],
+        salt: Vec<u8>,
+        iterations: u32,
+    ) -> ScramCredential {
+        let client_key = hmac_sign(mechanism.hmac(), salted, b"Client Key");
         let stored_key = digest::digest(mechanism.digest(), &client_key)
             .as_ref()
             .to_vec();
-        let server_key = hmac_sign(mechanism.hmac(), &salted, b"Server Key");
+        let server_key = hmac_sign(mechanism.hmac(), salted, b"Server Key");
         ScramCredential {
             mechanism,
             salt,

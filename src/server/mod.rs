@@ -229,10 +229,15 @@ impl Server {
                 &config.data_dir,
                 &args.cluster,
                 &args.group,
+                crate::replicated::scram::bootstrap_records(security.credentials()),
                 Some(lag.clone()),
             )
             .await?,
         );
+        // SASL listeners authenticate SCRAM users from the replicated state from now on.
+        security.credentials().install_scram(Arc::new(
+            crate::replicated::scram::ReplicatedScram::new(groups.node().clone()),
+        ));
         readiness.groups_started(&groups);
         disk.add_raft(groups.node().space_guards());
         // Ends with the shutdown signal (or when start fails and drops its sender).
@@ -241,6 +246,10 @@ impl Server {
         // also becomes the active coordinator here, so its first clients never see
         // NOT_COORDINATOR.
         crate::replicated::wait_caught_up(&groups, args.cluster.is_single(), CATCH_UP_WAIT).await?;
+        if args.cluster.is_single() && !security.credentials().scram_bootstrap().is_empty() {
+            // A new one-voter cluster's first clients authenticate with the flags' users.
+            crate::replicated::wait_scram_bootstrapped(&groups, CATCH_UP_WAIT).await?;
+        }
         let catalog = Arc::new(RaftCatalog::new(groups.node().clone()));
         let data = Arc::new(DataPlane::open(
             &config.data_dir,

@@ -3,8 +3,9 @@
 //! ```text
 //!  command   0x02 | tag (one per command kind) | version | postcard(origin) | postcard(fields)
 //!  reply     0x02 | 0x0301 | version | postcard(AppReply)
-//!  records   0x02 | 0x0401 topic / 0x0402 cluster / 0x0403 cluster config | version |
-//!            postcard(TopicMeta / ClusterMeta / ClusterConfig)
+//!  records   0x02 | 0x0401 topic / 0x0402 cluster / 0x0403 cluster config /
+//!            0x0421 SCRAM credential / 0x0422 SCRAM bootstrap mark | version |
+//!            postcard(TopicMeta / ClusterMeta / ClusterConfig / ScramCredentialRecord / bool)
 //!  untagged (c076aca and before, read only):
 //!  command   0x01 | postcard(origin) | varint Body variant [| varint WriteCommand variant] | fields
 //!  reply, records  0x01 | postcard(value)
@@ -20,6 +21,7 @@ use bytes::Bytes;
 use coordinator::{ClusterConfig, TimerKey, TimestampMs, TopicName, WriteCommand};
 use serde::Serialize;
 
+use crate::cohort_app::scram::ScramCredentialRecord;
 use crate::cohort_app::{AppReply, Body, ClusterMeta, Envelope, RequestToken, TopicMeta};
 use crate::format::tags::{self, Kind, Tag};
 use crate::format::{
@@ -57,6 +59,8 @@ fn tag_of(body: &Body) -> Tag {
         Body::AlterClusterConfig { .. } => tags::ALTER_CLUSTER_CONFIG,
         Body::AlterTopicConfigs(_) => tags::ALTER_TOPIC_CONFIGS,
         Body::CreatePartitions(_) => tags::CREATE_PARTITIONS,
+        Body::AlterScramCredentials { .. } => tags::ALTER_SCRAM_CREDENTIALS,
+        Body::BootstrapScramCredentials { .. } => tags::BOOTSTRAP_SCRAM_CREDENTIALS,
     }
 }
 
@@ -96,6 +100,8 @@ fn put_fields(out: &mut Vec<u8>, body: &Body) {
         Body::AlterClusterConfig { changes } => put(out, changes),
         Body::AlterTopicConfigs(c) => put(out, c),
         Body::CreatePartitions(c) => put(out, c),
+        Body::AlterScramCredentials { changes } => put(out, changes),
+        Body::BootstrapScramCredentials { credentials } => put(out, credentials),
     }
 }
 
@@ -201,6 +207,12 @@ fn decode_fields_v1(tag: Tag, fields: &[u8]) -> Result<Body, FormatError> {
         }),
         tags::ALTER_TOPIC_CONFIGS => Ok(Body::AlterTopicConfigs(from_postcard(fields, what)?)),
         tags::CREATE_PARTITIONS => Ok(Body::CreatePartitions(from_postcard(fields, what)?)),
+        tags::ALTER_SCRAM_CREDENTIALS => Ok(Body::AlterScramCredentials {
+            changes: from_postcard(fields, what)?,
+        }),
+        tags::BOOTSTRAP_SCRAM_CREDENTIALS => Ok(Body::BootstrapScramCredentials {
+            credentials: from_postcard(fields, what)?,
+        }),
         other => Err(FormatError::UnknownTag {
             tag: other.0,
             expected: "command",
@@ -309,4 +321,20 @@ pub(crate) fn encode_cluster_config_record(config: &ClusterConfig) -> Bytes {
 
 pub(crate) fn decode_cluster_config_record(bytes: &[u8]) -> Result<ClusterConfig, FormatError> {
     decode_single(bytes, tags::CLUSTER_CONFIG_RECORD)
+}
+
+pub(crate) fn encode_scram_record(record: &ScramCredentialRecord) -> Bytes {
+    encode_tagged(tags::SCRAM_CREDENTIAL_RECORD, record)
+}
+
+pub(crate) fn decode_scram_record(bytes: &[u8]) -> Result<ScramCredentialRecord, FormatError> {
+    decode_single(bytes, tags::SCRAM_CREDENTIAL_RECORD)
+}
+
+pub(crate) fn encode_scram_bootstrap_record(bootstrapped: bool) -> Bytes {
+    encode_tagged(tags::SCRAM_BOOTSTRAP_RECORD, &bootstrapped)
+}
+
+pub(crate) fn decode_scram_bootstrap_record(bytes: &[u8]) -> Result<bool, FormatError> {
+    decode_single(bytes, tags::SCRAM_BOOTSTRAP_RECORD)
 }

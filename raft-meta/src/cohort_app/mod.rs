@@ -12,6 +12,7 @@
 //!        ├─ InitClusterConfig / AlterClusterConfig ─► ClusterConfig ─► the coordinator's Config
 //!        ├─ AlterTopicConfigs    ─► TopicTable::alter_configs (compare-and-set)
 //!        ├─ CreatePartitions     ─► TopicTable::add_partitions + coordinator TopicsChanged
+//!        ├─ AlterScramCredentials / BootstrapScramCredentials ─► ScramTable
 //!        ├─ returns AppReply bytes to the writer (raft)
 //!        └─ pushes Effect { origin, outcome } to the sink, in log order
 //!                └─► the node's coordinator runtime (acts on it only while it leads)
@@ -23,10 +24,13 @@
 //! the runtime first. One consumer reading effects in apply order makes that impossible.
 //!
 //! Snapshot records carry a namespace byte before their key: [`NS_GROUP`] + the coordinator's
-//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`], [`NS_CONFIG`] (once configured). Byte layouts: [`codec`] and
-//! `crate::format`.
+//! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`], [`NS_CONFIG`] (once configured),
+//! [`NS_SCRAM`] + mechanism type + user name (one per credential) and [`NS_SCRAM`] alone (the
+//! bootstrap mark, once bootstrapped). Byte layouts: [`codec`] and `crate::format`.
 
+pub mod acl;
 mod codec;
+pub mod scram;
 pub mod topics;
 
 use std::sync::Arc;
@@ -43,6 +47,10 @@ use serde::{Deserialize, Serialize};
 use crate::app::{Application, Record, RestoreError, Undecodable};
 pub use crate::format::FormatError;
 use crate::types::{LogIndex, NodeId};
+pub use scram::{
+    check_change as check_scram_change, ScramChangeError, ScramCredentialRecord,
+    ScramMechanismType, ScramOp, ScramTable, StoredScramCredential, UserScramChange,
+};
 pub use topics::{
     ClusterMeta, PartitionsAdded, TopicChangeError, TopicConfigChange, TopicLimits, TopicMeta,
     TopicTable,
@@ -56,6 +64,8 @@ pub const NS_TOPIC: u8 = 2;
 pub const NS_CLUSTER: u8 = 3;
 /// Namespace byte of the replicated configuration's record in snapshots.
 pub const NS_CONFIG: u8 = 4;
+/// Namespace byte of SCRAM credential records (and of the bootstrap mark) in snapshots.
+pub const NS_SCRAM: u8 = 5;
 
 /// Most producer ids one command may reserve.
 pub const PRODUCER_ID_BLOCK_MAX: u32 = 1_000_000;
@@ -118,6 +128,14 @@ pub enum Body {
     AlterTopicConfigs(TopicConfigChange),
     /// Partitions added to a topic; consumer groups using it get a new epoch.
     CreatePartitions(PartitionsAdded),
+    /// AlterUserScramCredentials: each change applied unless refused (answered in order).
+    AlterScramCredentials {
+        changes: Vec<UserScramChange>,
+    },
+    /// A leader's `--scram-user` credentials: applied once per cluster.
+    BootstrapScramCredentials {
+        credentials: Vec<ScramCredentialRecord>,
+    },
 }
 
 impl Envelope {
@@ -152,6 +170,11 @@ pub enum AppReply {
     ClusterConfig(Result<ClusterConfig, ConfigError>),
     /// AlterTopicConfigs, CreatePartitions: the topic after the change, or why nothing changed.
     TopicAltered(Result<TopicMeta, TopicChangeError>),
+    /// AlterScramCredentials: one answer per change, in order.
+    ScramAltered(Vec<Result<(), ScramChangeError>>),
+    /// BootstrapScramCredentials: whether it was applied (false: the cluster had been
+    /// bootstrapped before).
+    ScramBootstrapped(bool),
 }
 
 impl AppReply {
@@ -184,6 +207,26 @@ impl ClusterMeta {
     pub fn decode_record(bytes: &[u8]) -> Result<Self, FormatError> {
         codec::decode_cluster_record(bytes)
     }
+}
+
+impl ScramCredentialRecord {
+    /// The value of this credential's snapshot record.
+    pub fn encode_record(&self) -> Bytes {
+        codec::encode_scram_record(self)
+    }
+
+    pub fn decode_record(bytes: &[u8]) -> Result<Self, FormatError> {
+        codec::decode_scram_record(bytes)
+    }
+}
+
+/// The value of the SCRAM bootstrap mark's snapshot record.
+pub fn encode_scram_bootstrap_record(bootstrapped: bool) -> Bytes {
+    codec::encode_scram_bootstrap_record(bootstrapped)
+}
+
+pub fn decode_scram_bootstrap_record(bytes: &[u8]) -> Result<bool, FormatError> {
+    codec::decode_scram_bootstrap_record(bytes)
 }
 
 /// The value of the replicated configuration's snapshot record.
@@ -229,6 +272,9 @@ pub struct CohortApp {
     /// `None` until the first leader's flags are applied (and in logs older than that): the
     /// coordinator then decides with this node's flags, as before replicated configuration.
     cluster_config: Option<ClusterConfig>,
+    scram: ScramTable,
+    /// This node's `--scram-user` credentials, hashed: what it proposes as the bootstrap.
+    scram_flags: Vec<ScramCredentialRecord>,
     /// This node's own flags: the static layer it proposes, and the base of the fields that
     /// are not replicated.
     flags: coordinator::Config,
@@ -244,10 +290,34 @@ impl CohortApp {
             topics: TopicTable::new(limits),
             cluster: ClusterMeta::default(),
             cluster_config: None,
+            scram: ScramTable::default(),
+            scram_flags: Vec::new(),
             flags: config,
             disagreement_told: false,
             sink,
         }
+    }
+
+    /// With this node's `--scram-user` credentials (already hashed), which it proposes as the
+    /// cluster's bootstrap credentials when it leads a cluster that has none yet.
+    pub fn with_scram_flags(mut self, credentials: Vec<ScramCredentialRecord>) -> Self {
+        self.scram_flags = credentials;
+        self
+    }
+
+    /// The cluster's SCRAM credentials.
+    pub fn scram(&self) -> &ScramTable {
+        &self.scram
+    }
+
+    /// What a leader proposes when it becomes active: its flags' credentials, if it has some
+    /// and the cluster was never bootstrapped.
+    pub fn scram_bootstrap_to_propose(&self) -> Option<Body> {
+        (!self.scram_flags.is_empty() && !self.scram.bootstrapped()).then(|| {
+            Body::BootstrapScramCredentials {
+                credentials: self.scram_flags.clone(),
+            }
+        })
     }
 
     /// The replicated configuration, once the cluster has one.
@@ -412,6 +482,31 @@ impl CohortApp {
                 }
                 AppReply::TopicAltered(result.map(|t| (*t).clone()))
             }
+            Body::AlterScramCredentials { changes } => {
+                let users: Vec<String> = changes.iter().map(|c| c.user.clone()).collect();
+                let results = self.scram.alter(changes);
+                for (user, result) in users.iter().zip(&results) {
+                    // Names and outcomes only: never a salt or a key.
+                    match result {
+                        Ok(()) => tracing::info!(user = %user, "SCRAM credential changed"),
+                        Err(e) => {
+                            tracing::info!(user = %user, error = %e, "SCRAM credential change refused")
+                        }
+                    }
+                }
+                AppReply::ScramAltered(results)
+            }
+            Body::BootstrapScramCredentials { credentials } => {
+                let count = credentials.len();
+                let applied = self.scram.bootstrap(credentials);
+                if applied {
+                    tracing::info!(
+                        credentials = count,
+                        "SCRAM credentials bootstrapped from the leader's --scram-user flags"
+                    );
+                }
+                AppReply::ScramBootstrapped(applied)
+            }
             Body::InitCluster { cluster_id } => {
                 let id = self.cluster.cluster_id.get_or_insert(cluster_id).clone();
                 AppReply::ClusterId(id)
@@ -525,6 +620,23 @@ impl Application for CohortApp {
                 value: encode_cluster_config_record(config),
             });
         }
+        for (user, mechanism, credential) in self.scram.iter() {
+            let record = ScramCredentialRecord {
+                user: user.to_owned(),
+                mechanism,
+                credential: credential.clone(),
+            };
+            out.push(Record {
+                key: scram_key(user, mechanism),
+                value: record.encode_record(),
+            });
+        }
+        if self.scram.bootstrapped() {
+            out.push(Record {
+                key: Bytes::from_static(&[NS_SCRAM]),
+                value: codec::encode_scram_bootstrap_record(true),
+            });
+        }
         out
     }
 
@@ -534,6 +646,8 @@ impl Application for CohortApp {
         let mut topics = Vec::new();
         let mut cluster = ClusterMeta::default();
         let mut cluster_config = None;
+        let mut scram_records = Vec::new();
+        let mut scram_bootstrapped = false;
         for record in records {
             let Some((&ns, key)) = record.key.split_first() else {
                 return Err(RestoreError(
@@ -550,6 +664,21 @@ impl Application for CohortApp {
                     let c = decode_cluster_config_record(&record.value)
                         .map_err(|e| RestoreError(format!("cluster config record: {e}")))?;
                     cluster_config = Some(c);
+                }
+                NS_SCRAM if key.is_empty() => {
+                    scram_bootstrapped = codec::decode_scram_bootstrap_record(&record.value)
+                        .map_err(|e| RestoreError(format!("SCRAM bootstrap record: {e}")))?;
+                }
+                NS_SCRAM => {
+                    let r = codec::decode_scram_record(&record.value)
+                        .map_err(|e| RestoreError(format!("SCRAM credential record: {e}")))?;
+                    if scram_key(&r.user, r.mechanism)[1..] != *key {
+                        return Err(RestoreError(format!(
+                            "a SCRAM credential record of user {:?} under another user's key",
+                            r.user
+                        )));
+                    }
+                    scram_records.push(r);
                 }
                 NS_TOPIC => {
                     let t = TopicMeta::decode_record(&record.value)
@@ -588,6 +717,7 @@ impl Application for CohortApp {
         self.topics.restore(topics);
         self.cluster = cluster;
         self.cluster_config = cluster_config;
+        self.scram.restore(scram_records, scram_bootstrapped);
         self.emit(Effect::Restored);
         Ok(())
     }
@@ -600,6 +730,15 @@ fn topic_metadata(t: &TopicMeta) -> coordinator::TopicMetadata {
         id: coordinator::TopicId(t.id),
         partitions: i32::try_from(t.partitions.len()).unwrap_or(i32::MAX),
     }
+}
+
+/// The snapshot key of a credential: namespace, Kafka's mechanism type, the user name.
+fn scram_key(user: &str, mechanism: ScramMechanismType) -> Bytes {
+    let mut out = Vec::with_capacity(user.len() + 2);
+    out.push(NS_SCRAM);
+    out.push(mechanism.kafka_type().to_be_bytes()[0]);
+    out.extend_from_slice(user.as_bytes());
+    Bytes::from(out)
 }
 
 fn prefixed(ns: u8, key: &[u8]) -> Bytes {

@@ -437,3 +437,102 @@ fn the_replicated_configuration_survives_a_snapshot_on_a_node_with_other_flags()
     assert_eq!(old.cluster_config(), None);
     assert_eq!(old.coordinator().config(), &coordinator::Config::default());
 }
+
+fn scram_cred(byte: u8, iterations: u32) -> StoredScramCredential {
+    StoredScramCredential {
+        salt: vec![byte; 8],
+        stored_key: vec![byte; 32],
+        server_key: vec![byte.wrapping_add(1); 32],
+        iterations,
+    }
+}
+
+#[test]
+fn scram_credentials_are_replicated_bootstrapped_once_and_kept_by_snapshots() {
+    use ScramMechanismType::{Sha256, Sha512};
+    let (mut app, _) = recording_app();
+    let flags = vec![ScramCredentialRecord {
+        user: "boot".into(),
+        mechanism: Sha256,
+        credential: scram_cred(1, 4096),
+    }];
+    let app_flags = CohortApp::new(coordinator::Config::default(), TopicLimits::default(), None)
+        .with_scram_flags(flags.clone());
+    assert!(matches!(
+        app_flags.scram_bootstrap_to_propose(),
+        Some(Body::BootstrapScramCredentials { .. })
+    ));
+    assert_eq!(
+        apply(
+            &mut app,
+            1,
+            None,
+            Body::BootstrapScramCredentials {
+                credentials: flags.clone()
+            }
+        ),
+        AppReply::ScramBootstrapped(true)
+    );
+    let reply = apply(
+        &mut app,
+        2,
+        Some(TOKEN),
+        Body::AlterScramCredentials {
+            changes: vec![
+                UserScramChange {
+                    user: "alice".into(),
+                    op: ScramOp::Upsert {
+                        mechanism: Sha512,
+                        credential: scram_cred(7, 8192),
+                    },
+                },
+                UserScramChange {
+                    user: "boot".into(),
+                    op: ScramOp::Delete { mechanism: Sha512 },
+                },
+            ],
+        },
+    );
+    assert_eq!(
+        reply,
+        AppReply::ScramAltered(vec![Ok(()), Err(ScramChangeError::NotFound)])
+    );
+    // A second bootstrap (another leader's flags) changes nothing.
+    assert_eq!(
+        apply(
+            &mut app,
+            3,
+            None,
+            Body::BootstrapScramCredentials {
+                credentials: vec![ScramCredentialRecord {
+                    user: "other".into(),
+                    mechanism: Sha256,
+                    credential: scram_cred(2, 4096),
+                }]
+            }
+        ),
+        AppReply::ScramBootstrapped(false)
+    );
+    assert_eq!(app.scram().users(), vec!["alice", "boot"]);
+    let (mut restored, _) = recording_app();
+    restored.restore(app.snapshot_records()).unwrap();
+    assert_eq!(restored.scram(), app.scram());
+    assert!(restored.scram().bootstrapped());
+    assert_eq!(
+        restored.scram().get("alice", Sha512),
+        Some(&scram_cred(7, 8192))
+    );
+    // A restored node whose flags name users proposes nothing: the cluster was bootstrapped.
+    let mut flagged = CohortApp::new(coordinator::Config::default(), TopicLimits::default(), None)
+        .with_scram_flags(flags);
+    flagged.restore(app.snapshot_records()).unwrap();
+    assert!(flagged.scram_bootstrap_to_propose().is_none());
+    // A record under another user's key is refused.
+    let mut bad = app.snapshot_records();
+    for r in &mut bad {
+        if r.key.first() == Some(&NS_SCRAM) && r.key.len() > 1 {
+            r.key = scram_key("mallory", Sha512);
+        }
+    }
+    assert!(restored.restore(bad).is_err());
+}

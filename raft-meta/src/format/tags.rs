@@ -105,12 +105,16 @@ pub const ADD_OFFSETS_TO_TXN: Tag = Tag(0x0217);
 pub const END_TXN: Tag = Tag(0x0218);
 pub const TXN_MARKERS_WRITTEN: Tag = Tag(0x0219);
 pub const TXN_OFFSET_COMMIT: Tag = Tag(0x021a);
+pub const ALTER_SCRAM_CREDENTIALS: Tag = Tag(0x0221);
+pub const BOOTSTRAP_SCRAM_CREDENTIALS: Tag = Tag(0x0222);
 
 pub const APP_REPLY: Tag = Tag(0x0301);
 
 pub const TOPIC_RECORD: Tag = Tag(0x0401);
 pub const CLUSTER_RECORD: Tag = Tag(0x0402);
 pub const CLUSTER_CONFIG_RECORD: Tag = Tag(0x0403);
+pub const SCRAM_CREDENTIAL_RECORD: Tag = Tag(0x0421);
+pub const SCRAM_BOOTSTRAP_RECORD: Tag = Tag(0x0422);
 
 const fn row(tag: Tag, name: &'static str, kind: Kind, newest: u16) -> TagInfo {
     TagInfo {
@@ -217,12 +221,36 @@ pub const REGISTRY: &[TagInfo] = &[
         Kind::Command,
         1,
     ),
+    row(
+        ALTER_SCRAM_CREDENTIALS,
+        "AlterScramCredentials command",
+        Kind::Command,
+        1,
+    ),
+    row(
+        BOOTSTRAP_SCRAM_CREDENTIALS,
+        "BootstrapScramCredentials command",
+        Kind::Command,
+        1,
+    ),
     row(APP_REPLY, "application reply", Kind::Reply, 1),
     row(TOPIC_RECORD, "topic record", Kind::SnapshotRecord, 1),
     row(CLUSTER_RECORD, "cluster record", Kind::SnapshotRecord, 1),
     row(
         CLUSTER_CONFIG_RECORD,
         "cluster config record",
+        Kind::SnapshotRecord,
+        1,
+    ),
+    row(
+        SCRAM_CREDENTIAL_RECORD,
+        "SCRAM credential record",
+        Kind::SnapshotRecord,
+        1,
+    ),
+    row(
+        SCRAM_BOOTSTRAP_RECORD,
+        "SCRAM bootstrap record",
         Kind::SnapshotRecord,
         1,
     ),
