@@ -80,9 +80,11 @@ fn idle_sockets_and_trickled_frames_on_the_raft_port_move_neither_leader_nor_ter
     // The leader's metadata can name the owner before the owner has applied the topic (it
     // answers UNKNOWN_TOPIC_OR_PARTITION, retriable, meanwhile): the attack starts once the
     // owner serves the partition, so that every produce during it must succeed.
-    eventually("t/0 is served by its owner", Duration::from_secs(15), || {
-        (produce(cluster.kafka(owner), "t", 0, b"before the attack").ok()? == 0).then_some(())
-    });
+    eventually(
+        "t/0 is served by its owner",
+        Duration::from_secs(15),
+        || (produce(cluster.kafka(owner), "t", 0, b"before the attack").ok()? == 0).then_some(()),
+    );
 
     let target = cluster.raft(leader);
     let started = Instant::now();
