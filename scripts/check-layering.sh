@@ -43,7 +43,9 @@ COORDINATOR_LAYERS = [
     {"command", "outcome"},
     # The group model (classic protocol rules, effects of a handler) and the indexes the
     # state keeps groups and offsets in. `assignor` (server-side assignors) goes here.
-    {"group", "index", "assignor"},
+    {"group", "index", "assignor",
+     # Per-group config overrides: their validation (the record value is `record::group_config`).
+     "group_config"},
     # One module per concern: takes the part of the state it needs, returns an Outcome.
     # The consumer protocol (KIP-848) and transactions are concerns of this layer too.
     {"membership", "offsets", "admin", "expiry", "consumer_group", "transactions"},

@@ -8,8 +8,10 @@
 //!  offset-fetch  OffsetFetch of a P-partition group as fast as possible, against ApiVersions
 //!  produce       Produce (acks=-1) of 1 KiB records against raw write + fdatasync of the same bytes
 //!  fetch         Fetch of a whole partition against a raw sequential read of its segment files
+//!  assignor      the consumer protocol's server-side assignors in-process, against `range`
 //! ```
 
+pub mod assignor;
 mod broker;
 pub mod commits;
 pub mod data_plane;
@@ -45,6 +47,9 @@ enum BenchKind {
     Produce(data_plane::DataArgs),
     /// Fetch throughput against a raw sequential read of the segment files.
     Fetch(data_plane::DataArgs),
+    /// The server-side assignors (KIP-848) on 10,000- and 1,000-member groups, against
+    /// the range assignor in the same run.
+    Assignor(assignor::AssignorArgs),
 }
 
 /// Why a benchmark could not produce figures.
@@ -72,25 +77,29 @@ pub enum BenchError {
 
 /// Runs a benchmark and prints its figures on stdout (progress on stderr).
 pub fn bench_main(args: BenchArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("cohort bench: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let result = match args.what {
-        BenchKind::Commits(a) => runtime.block_on(commits::run(a)),
-        BenchKind::OffsetFetch(a) => runtime.block_on(offset_fetch::run(a)),
-        BenchKind::Produce(a) => runtime
-            .block_on(data_plane::produce(a))
-            .map_err(BenchError::DataPlane),
-        BenchKind::Fetch(a) => runtime
-            .block_on(data_plane::fetch(a))
-            .map_err(BenchError::DataPlane),
+        // In-process and single-threaded: no runtime.
+        BenchKind::Assignor(a) => assignor::run(a),
+        what => match tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => match what {
+                BenchKind::Commits(a) => runtime.block_on(commits::run(a)),
+                BenchKind::OffsetFetch(a) => runtime.block_on(offset_fetch::run(a)),
+                BenchKind::Produce(a) => runtime
+                    .block_on(data_plane::produce(a))
+                    .map_err(BenchError::DataPlane),
+                BenchKind::Fetch(a) => runtime
+                    .block_on(data_plane::fetch(a))
+                    .map_err(BenchError::DataPlane),
+                BenchKind::Assignor(a) => assignor::run(a),
+            },
+            Err(e) => Err(BenchError::Io {
+                what: "starting the runtime".into(),
+                source: e,
+            }),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -33,6 +33,8 @@ pub struct Broker {
     /// The group coordinator on this node (`None` in handler unit tests that build a broker
     /// without Raft: group APIs then answer COORDINATOR_NOT_AVAILABLE).
     pub groups: Option<Arc<crate::group_coordinator::GroupCoordinator>>,
+    /// Who may do what (`--authorizer`), over the replicated ACLs.
+    pub authorizer: Arc<crate::security::authorizer::Authorizer>,
 }
 
 impl std::fmt::Debug for Broker {

@@ -155,6 +155,9 @@ pub struct BrokerConfig {
     pub lag_sample_interval: Duration,
     /// Windows and limits of the lag tracker.
     pub lag: crate::lag::LagTrackerConfig,
+    /// `--authorizer acl` with `--super-users` and `--allow-everyone-if-no-acl-found`;
+    /// `None` for `--authorizer none`.
+    pub authorizer: Option<raft_meta::cohort_app::acl::AuthorizerSettings>,
 }
 
 /// A listener as clients of it are told to reach this node.
@@ -290,6 +293,11 @@ impl BrokerConfig {
             retention_check_interval: Duration::from_millis(args.retention_check_ms),
             lag_sample_interval: Duration::from_millis(args.lag_sample_interval_ms),
             lag: lag_config(args),
+            authorizer: crate::security::authorizer::settings_from_flags(
+                &args.security.authorizer,
+                &args.security.super_users,
+                args.security.allow_everyone_if_no_acl_found,
+            ),
         })
     }
 }

@@ -63,6 +63,13 @@ pub enum BrokerError {
     Group(#[from] GroupError),
 }
 
+/// The Kafka error code and message a client gets for a failure the broker maps, e.g. a
+/// replicated write that did not commit.
+pub fn code_and_message(err: impl Into<BrokerError>) -> (ErrorCode, String) {
+    let err = err.into();
+    (to_kafka_error(&err), err.to_string())
+}
+
 /// The Kafka error code a client gets for `err`.
 pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
     match err {

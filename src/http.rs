@@ -48,6 +48,8 @@ pub struct Routes {
     pub open_files: compaction::OpenFiles,
     /// The disk-full guards (`cohort_disk_full`).
     pub disk: Arc<crate::disk::DiskSpace>,
+    /// The transaction gauges (`crate::txn_metrics`).
+    pub txn: Arc<crate::txn_metrics::TxnGauges>,
 }
 
 impl Routes {
@@ -101,6 +103,7 @@ impl Routes {
         }
         body.push_str(&self.readiness.render_gauges());
         body.push_str(&self.disk.render_gauges());
+        body.push_str(&self.txn.render(&self.readiness));
         body
     }
 }

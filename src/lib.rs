@@ -39,6 +39,7 @@ pub mod replicated;
 pub mod security;
 pub mod server;
 pub mod topics;
+pub mod txn_metrics;
 
 // Operator surface: a pure Kafka admin client, the `groups`/`topics` tools, lag arithmetic and
 // status, the console page.

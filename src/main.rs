@@ -55,6 +55,12 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// ACLs: kafka-acls.sh's flags and output.
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Acls {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// SCRAM users: kafka-configs.sh --entity-type users's flags and output.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Users {
@@ -74,6 +80,7 @@ fn main() -> ExitCode {
         Command::Topics { args } => exit_code(cohort::cli::topics::main(&args)),
         Command::LogDirs { args } => exit_code(cohort::cli::log_dirs::main(&args)),
         Command::Users { args } => exit_code(cohort::cli::users::main(&args)),
+        Command::Acls { args } => exit_code(cohort::cli::acls::main(&args)),
         Command::Configs { args } => exit_code(cohort::cli::configs::main(&args)),
         Command::Records { args } => exit_code(cohort::cli::records::main(&args)),
     }

@@ -60,9 +60,9 @@ fn oversized_negative_unknown_and_unsupported_requests_close_only_their_connecti
     assert_closed(&broker, &0x7fff_ffffu32.to_be_bytes(), "2 GiB prefix");
     witness.check();
     assert_closed(&broker, &(-1i32).to_be_bytes(), "negative prefix");
-    // An api key Kafka does not define, and one Cohort does not serve (DescribeAcls).
+    // An api key Kafka does not define, and one Cohort does not serve (ElectLeaders).
     assert_closed(&broker, &frame(9999, 0, 1, &[0xff, 0xff]), "unknown key");
-    assert_closed(&broker, &frame(29, 1, 1, &[0xff, 0xff]), "unserved key");
+    assert_closed(&broker, &frame(43, 0, 1, &[0xff, 0xff]), "unserved key");
     witness.check();
     // Served APIs at versions outside the served range.
     assert_closed(&broker, &frame(3, 13, 1, &[0xff, 0xff, 0]), "Metadata v13");

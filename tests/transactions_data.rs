@@ -12,8 +12,8 @@
 
 mod common;
 
-use bytes::{Bytes, BytesMut};
-use common::raw::RawClient;
+use bytes::Bytes;
+use common::raw::{batches, RawClient};
 use common::Cohort;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::fetch_response::PartitionData;
@@ -24,9 +24,7 @@ use kafka_protocol::messages::{
     TopicName, TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
+use kafka_protocol::records::RecordBatchDecoder;
 use protocol::batch::control::{encode_control_batch, ControlMarker, ControlType};
 
 /// The wall clock: records carry it, so that retention (7 days by default) keeps them.
@@ -37,36 +35,13 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// A batch of `n` records of producer `(pid, epoch, first sequence)`.
+/// A batch of `n` records of producer `(pid, epoch, first sequence)`, values `pid/sequence`.
 fn batch(pid: i64, epoch: i16, seq0: i32, n: usize, transactional: bool) -> Bytes {
-    let records: Vec<Record> = (0..n)
-        .map(|i| Record {
-            transactional,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: -1,
-            producer_id: pid,
-            producer_epoch: epoch,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: seq0 + i as i32,
-            timestamp: now_ms() + i as i64,
-            key: None,
-            value: Some(Bytes::from(format!("{pid}/{}", seq0 + i as i32))),
-            headers: Default::default(),
-        })
+    let values: Vec<String> = (0..n)
+        .map(|i| format!("{pid}/{}", seq0 + i as i32))
         .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records.iter(),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    values_batch(Some((pid, epoch, seq0)), &values, transactional)
 }
 
 /// Produce v9 with `transactional_id`: (error code, base offset).
@@ -225,41 +200,11 @@ fn an_open_transaction_holds_read_committed_back_across_a_sigkill_restart() {
 
 /// A batch of `values` of producer `(pid, epoch, first sequence)` (`None`: a plain batch).
 fn values_batch(producer: Option<(i64, i16, i32)>, values: &[&str], transactional: bool) -> Bytes {
-    let (pid, epoch, seq0) = producer.unwrap_or((-1, -1, -1));
-    let records: Vec<Record> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| Record {
-            transactional,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: -1,
-            producer_id: pid,
-            producer_epoch: epoch,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: if seq0 >= 0 {
-                seq0 + i as i32
-            } else {
-                i as i32 - 1
-            },
-            timestamp: now_ms() + i as i64,
-            key: None,
-            value: Some(Bytes::from(v.to_string())),
-            headers: Default::default(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records.iter(),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
+    let values: Vec<&[u8]> = values.iter().map(|v| v.as_bytes()).collect();
+    match (producer, transactional) {
+        (Some(p), true) => batches::transactional_batch(&values, now_ms(), p),
+        _ => batches::batch(&values, now_ms(), producer),
+    }
 }
 
 /// confluent-kafka reads `t-0` from the beginning at `isolation`: the values it delivers.

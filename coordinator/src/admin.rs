@@ -48,6 +48,7 @@ pub(crate) fn delete_groups(config: &Config, groups: &GroupIndex, c: &DeleteGrou
                                 value: None,
                             });
                         }
+                        records.extend(groups.group_config_tombstone(group_id));
                         Ok(())
                     }
                 }

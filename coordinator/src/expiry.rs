@@ -90,6 +90,7 @@ pub(crate) fn decide(
                     &group_id.into(),
                     consumer,
                 ));
+                records.extend(groups.group_config_tombstone(&gid));
             }
             continue;
         }
@@ -126,6 +127,7 @@ pub(crate) fn decide(
                 group_id: group_id.into(),
                 value: None,
             });
+            records.extend(groups.group_config_tombstone(&gid));
         }
     }
     records.extend(expired_transactional_ids(config, txns, now));

@@ -52,6 +52,7 @@ pub mod outcome;
 
 pub mod assignor;
 pub mod group;
+pub mod group_config;
 pub(crate) mod index;
 
 mod admin;
@@ -81,3 +82,4 @@ pub use record::{Record, RecordKey};
 pub use reply::*;
 pub use state::{CoordinatorState, HeartbeatPath};
 pub use timer::{TimerKey, TimerOp};
+pub use transactions::admin::{ListTransactionsFilter, ListedTransaction, ListedTransactions};

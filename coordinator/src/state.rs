@@ -15,10 +15,11 @@ use crate::outcome::TxnMarkers;
 use crate::outcome::{Outcome, ReadOutcome};
 use crate::record::consumer_group::ConsumerGroup;
 use crate::record::offset_commit::OffsetCommitValue;
-use crate::record::transaction::TransactionValue;
+use crate::record::transaction::{TransactionValue, TxnState};
 use crate::record::Record;
 use crate::reply::{ErrorKind, JoinResponse, Reply};
 use crate::timer::{TimerKey, TimerOp};
+use crate::transactions::admin::{ListTransactionsFilter, ListedTransactions};
 use crate::{admin, consumer_group, expiry, membership, offsets, transactions};
 use std::borrow::Cow;
 
@@ -237,6 +238,33 @@ impl CoordinatorState {
         self.groups.topic_image.len()
     }
 
+    /// A group's config overrides (the GROUP config resource), if it has any.
+    pub fn group_configs(&self, group_id: &GroupId) -> Option<&crate::group_config::GroupConfigs> {
+        self.groups.group_configs.get(group_id)
+    }
+
+    /// What an alteration of a group's overrides would leave, validated (nothing changes).
+    pub fn check_group_configs(
+        &self,
+        c: &crate::group_config::AlterGroupConfigs,
+    ) -> Result<crate::group_config::GroupConfigs, crate::group_config::GroupConfigError> {
+        crate::group_config::altered(&self.config, self.group_configs(&c.group_id), c)
+    }
+
+    /// Alters a group's overrides (how every replica applies the replicated command): decide
+    /// then replay its record. The overrides after the change, or why nothing changed.
+    pub fn alter_group_configs(
+        &mut self,
+        c: &crate::group_config::AlterGroupConfigs,
+    ) -> Result<crate::group_config::GroupConfigs, crate::group_config::GroupConfigError> {
+        let next = self.check_group_configs(c)?;
+        let current = self.group_configs(&c.group_id);
+        if let Some(record) = crate::group_config::record(current, &c.group_id, next.clone()) {
+            self.replay(&record);
+        }
+        Ok(next)
+    }
+
     /// `decide` then `replay` of every record: how every replica applies a command.
     pub fn apply(&mut self, command: &WriteCommand) -> Outcome {
         let outcome = self.decide(command);
@@ -244,6 +272,21 @@ impl CoordinatorState {
             self.replay(record);
         }
         outcome
+    }
+
+    /// ListTransactions with Kafka's filters.
+    pub fn list_transactions(&self, filter: &ListTransactionsFilter) -> ListedTransactions {
+        transactions::admin::list(&self.txns, filter)
+    }
+
+    /// When the oldest transaction still open or completing started (`/metrics`).
+    pub fn oldest_open_transaction_start(&self) -> Option<TimestampMs> {
+        transactions::admin::oldest_open_start(&self.txns)
+    }
+
+    /// How many transactional ids are in each state (`/metrics`).
+    pub fn transactions_by_state(&self) -> Vec<(TxnState, usize)> {
+        transactions::admin::count_by_state(&self.txns)
     }
 
     /// Answers a read-only command from applied state.
@@ -322,6 +365,9 @@ impl CoordinatorState {
             } => self
                 .txns
                 .put_pending(group_id, *producer_id, value.as_deref()),
+            Record::GroupConfig { group_id, value } => {
+                self.groups.put_group_config(group_id, value.as_ref())
+            }
         }
     }
 
@@ -365,6 +411,7 @@ impl CoordinatorState {
                 group,
                 now_ms,
                 &self.config,
+                self.groups.group_configs.get(group_id),
                 &mut timers,
             );
         }
@@ -457,6 +504,7 @@ impl PartialEq for CoordinatorState {
             && self.groups.topic_image == other.groups.topic_image
             && self.groups.group_count() == other.groups.group_count()
             && self.groups.canonical() == other.groups.canonical()
+            && self.groups.group_configs == other.groups.group_configs
     }
 }
 

@@ -164,6 +164,27 @@ fn samples() -> Vec<(&'static str, Record, &'static str, &'static str)> {
             "00090000000767726f75702d610000000000000fa0",
             "",
         ),
+        (
+            "group config overrides",
+            Record::GroupConfig {
+                group_id: "group-a".into(),
+                value: Some(BTreeMap::from([
+                    ("consumer.heartbeat.interval.ms".to_owned(), "6000".to_owned()),
+                    ("consumer.session.timeout.ms".to_owned(), "50000".to_owned()),
+                ])),
+            },
+            "000a0000000767726f75702d61",
+            "0000000000020000001e636f6e73756d65722e6865617274626561742e696e74657276616c2e6d7300000004363030300000001b636f6e73756d65722e73657373696f6e2e74696d656f75742e6d73000000053530303030",
+        ),
+        (
+            "group config tombstone",
+            Record::GroupConfig {
+                group_id: "group-a".into(),
+                value: None,
+            },
+            "000a0000000767726f75702d61",
+            "",
+        ),
     ]
 }
 

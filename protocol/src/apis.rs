@@ -239,6 +239,41 @@ const SERVED_APIS: &[ApiRange] = &[
         min: 0,
         max: 0,
     },
+    // ACLs in the replicated state (KIP-140, KIP-290 prefixed patterns): Kafka 4.0 serves
+    // v1-v3 (v0 removed by KIP-896); v2 is flexible, v3 adds the USER resource type (not an
+    // ACL resource Cohort keeps: refused as INVALID_REQUEST).
+    ApiRange {
+        key: ApiKey::DescribeAcls,
+        min: 1,
+        max: 3,
+    },
+    ApiRange {
+        key: ApiKey::CreateAcls,
+        min: 1,
+        max: 3,
+    },
+    ApiRange {
+        key: ApiKey::DeleteAcls,
+        min: 1,
+        max: 3,
+    },
+    // The transaction operator APIs (KIP-664, decision 0143): what kafka-transactions.sh
+    // uses. ListTransactions v1 adds KIP-994's duration filter; v2's id pattern is not served.
+    ApiRange {
+        key: ApiKey::DescribeProducers,
+        min: 0,
+        max: 0,
+    },
+    ApiRange {
+        key: ApiKey::DescribeTransactions,
+        min: 0,
+        max: 0,
+    },
+    ApiRange {
+        key: ApiKey::ListTransactions,
+        min: 0,
+        max: 1,
+    },
     // The transaction APIs: keep them last and five (see TRANSACTION_APIS).
     ApiRange {
         key: ApiKey::AddPartitionsToTxn,
@@ -313,11 +348,17 @@ pub fn request_codec_range(key: ApiKey) -> Option<VersionRange> {
         ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::VERSIONS,
         ApiKey::DescribeUserScramCredentials => DescribeUserScramCredentialsRequest::VERSIONS,
         ApiKey::AlterUserScramCredentials => AlterUserScramCredentialsRequest::VERSIONS,
+        ApiKey::DescribeAcls => DescribeAclsRequest::VERSIONS,
+        ApiKey::CreateAcls => CreateAclsRequest::VERSIONS,
+        ApiKey::DeleteAcls => DeleteAclsRequest::VERSIONS,
         ApiKey::AddPartitionsToTxn => AddPartitionsToTxnRequest::VERSIONS,
         ApiKey::AddOffsetsToTxn => AddOffsetsToTxnRequest::VERSIONS,
         ApiKey::EndTxn => EndTxnRequest::VERSIONS,
         ApiKey::TxnOffsetCommit => TxnOffsetCommitRequest::VERSIONS,
         ApiKey::WriteTxnMarkers => WriteTxnMarkersRequest::VERSIONS,
+        ApiKey::DescribeProducers => DescribeProducersRequest::VERSIONS,
+        ApiKey::DescribeTransactions => DescribeTransactionsRequest::VERSIONS,
+        ApiKey::ListTransactions => ListTransactionsRequest::VERSIONS,
         _ => return None,
     })
 }

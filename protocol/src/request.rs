@@ -198,8 +198,8 @@ mod tests {
             matches!(err, RequestError::UnknownApiKey { peek } if peek.correlation_id == 77),
             "{err:?}"
         );
-        // DescribeAcls (29) exists in Kafka but is not served.
-        let err = decode_request(frame(29, 0, 1, &[0, 0])).unwrap_err();
+        // ElectLeaders (43) exists in Kafka but is not served.
+        let err = decode_request(frame(43, 0, 1, &[0, 0])).unwrap_err();
         assert!(matches!(err, RequestError::UnknownApiKey { .. }), "{err:?}");
     }
 

@@ -49,6 +49,22 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
                         .with_partitions(vec![0, 1]),
                 ]),
         ),
+        ApiKey::DescribeProducers => {
+            RequestKind::DescribeProducers(DescribeProducersRequest::default().with_topics(vec![
+                describe_producers_request::TopicRequest::default()
+                    .with_name(TopicName(s("t")))
+                    .with_partition_indexes(vec![0, 1]),
+            ]))
+        }
+        ApiKey::DescribeTransactions => RequestKind::DescribeTransactions(
+            DescribeTransactionsRequest::default()
+                .with_transactional_ids(vec![TransactionalId(s("x")), TransactionalId(s("y"))]),
+        ),
+        ApiKey::ListTransactions => RequestKind::ListTransactions(
+            ListTransactionsRequest::default()
+                .with_state_filters(vec![s("Ongoing")])
+                .with_producer_id_filters(vec![ProducerId(1)]),
+        ),
         ApiKey::TxnOffsetCommit => RequestKind::TxnOffsetCommit(
             TxnOffsetCommitRequest::default()
                 .with_transactional_id(TransactionalId(s("x")))
@@ -151,6 +167,36 @@ fn populated(key: ApiKey) -> Option<RequestKind> {
                         .with_salted_password(Bytes::from_static(b"salted")),
                 ]),
         ),
+        ApiKey::DescribeAcls => RequestKind::DescribeAcls(
+            DescribeAclsRequest::default()
+                .with_resource_type_filter(2)
+                .with_resource_name_filter(Some(s("t")))
+                .with_pattern_type_filter(3)
+                .with_principal_filter(Some(s("User:a")))
+                .with_host_filter(Some(s("*")))
+                .with_operation(3)
+                .with_permission_type(3),
+        ),
+        ApiKey::CreateAcls => RequestKind::CreateAcls(CreateAclsRequest::default().with_creations(
+            vec![create_acls_request::AclCreation::default()
+                .with_resource_type(2)
+                .with_resource_name(s("t"))
+                .with_resource_pattern_type(3)
+                .with_principal(s("User:a"))
+                .with_host(s("*"))
+                .with_operation(3)
+                .with_permission_type(3)],
+        )),
+        ApiKey::DeleteAcls => RequestKind::DeleteAcls(DeleteAclsRequest::default().with_filters(
+            vec![delete_acls_request::DeleteAclsFilter::default()
+                .with_resource_type_filter(1)
+                .with_resource_name_filter(Some(s("t")))
+                .with_pattern_type_filter(2)
+                .with_principal_filter(None)
+                .with_host_filter(Some(s("*")))
+                .with_operation(1)
+                .with_permission_type(1)],
+        )),
         _ => return None,
     })
 }
@@ -252,6 +298,9 @@ impl DefaultFor for RequestKind {
             ApiKey::EndTxn => RequestKind::EndTxn(Default::default()),
             ApiKey::TxnOffsetCommit => RequestKind::TxnOffsetCommit(Default::default()),
             ApiKey::WriteTxnMarkers => RequestKind::WriteTxnMarkers(Default::default()),
+            ApiKey::DescribeTransactions => RequestKind::DescribeTransactions(Default::default()),
+            ApiKey::ListTransactions => RequestKind::ListTransactions(Default::default()),
+            ApiKey::DescribeProducers => RequestKind::DescribeProducers(Default::default()),
             ApiKey::Fetch => RequestKind::Fetch(Default::default()),
             ApiKey::ListOffsets => RequestKind::ListOffsets(Default::default()),
             ApiKey::Metadata => RequestKind::Metadata(Default::default()),
@@ -295,6 +344,9 @@ impl DefaultFor for RequestKind {
             ApiKey::AlterUserScramCredentials => {
                 RequestKind::AlterUserScramCredentials(Default::default())
             }
+            ApiKey::DescribeAcls => RequestKind::DescribeAcls(Default::default()),
+            ApiKey::CreateAcls => RequestKind::CreateAcls(Default::default()),
+            ApiKey::DeleteAcls => RequestKind::DeleteAcls(Default::default()),
             other => panic!("served API {other:?} has no default here: add it"),
         }
     }

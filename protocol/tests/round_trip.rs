@@ -1093,6 +1093,47 @@ fn admin_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
                         .with_partition_index(3),
                 )),
         ),
+        // kafka-acls.sh --list --topic orders --resource-pattern-type match
+        ApiKey::DescribeAcls => RequestKind::DescribeAcls(
+            DescribeAclsRequest::default()
+                .with_resource_type_filter(2)
+                .with_resource_name_filter(Some(s("orders")))
+                .with_pattern_type_filter(2)
+                .with_principal_filter(None)
+                .with_host_filter(None)
+                .with_operation(1)
+                .with_permission_type(1),
+        ),
+        ApiKey::CreateAcls => {
+            RequestKind::CreateAcls(CreateAclsRequest::default().with_creations(vec![
+                create_acls_request::AclCreation::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("orders-"))
+                    .with_resource_pattern_type(4)
+                    .with_principal(s("User:alice"))
+                    .with_host(s("*"))
+                    .with_operation(3)
+                    .with_permission_type(3),
+                create_acls_request::AclCreation::default()
+                    .with_resource_type(4)
+                    .with_resource_name(s("kafka-cluster"))
+                    .with_resource_pattern_type(3)
+                    .with_principal(s("User:*"))
+                    .with_host(s("10.0.0.1"))
+                    .with_operation(7)
+                    .with_permission_type(2),
+            ]))
+        }
+        ApiKey::DeleteAcls => RequestKind::DeleteAcls(DeleteAclsRequest::default().with_filters(
+            vec![delete_acls_request::DeleteAclsFilter::default()
+                .with_resource_type_filter(3)
+                .with_resource_name_filter(Some(s("g")))
+                .with_pattern_type_filter(1)
+                .with_principal_filter(Some(s("User:bob")))
+                .with_host_filter(None)
+                .with_operation(1)
+                .with_permission_type(1)],
+        )),
         ApiKey::DescribeUserScramCredentials => RequestKind::DescribeUserScramCredentials(
             DescribeUserScramCredentialsRequest::default().with_users(Some(vec![
                 describe_user_scram_credentials_request::UserName::default().with_name(s("alice")),
@@ -1333,6 +1374,44 @@ fn admin_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
                         .with_partition_index(0),
                 )),
         ),
+        ApiKey::DescribeAcls => ResponseKind::DescribeAcls(
+            DescribeAclsResponse::default().with_resources(vec![
+                describe_acls_response::DescribeAclsResource::default()
+                    .with_resource_type(2)
+                    .with_resource_name(s("orders"))
+                    .with_pattern_type(3)
+                    .with_acls(vec![describe_acls_response::AclDescription::default()
+                        .with_principal(s("User:alice"))
+                        .with_host(s("*"))
+                        .with_operation(3)
+                        .with_permission_type(3)]),
+            ]),
+        ),
+        ApiKey::CreateAcls => ResponseKind::CreateAcls(CreateAclsResponse::default().with_results(
+            vec![
+                create_acls_response::AclCreationResult::default(),
+                create_acls_response::AclCreationResult::default()
+                    .with_error_code(42)
+                    .with_error_message(Some(s("Resource name should not be empty"))),
+            ],
+        )),
+        ApiKey::DeleteAcls => ResponseKind::DeleteAcls(
+            DeleteAclsResponse::default().with_filter_results(vec![
+                delete_acls_response::DeleteAclsFilterResult::default().with_matching_acls(vec![
+                    delete_acls_response::DeleteAclsMatchingAcl::default()
+                        .with_resource_type(3)
+                        .with_resource_name(s("g"))
+                        .with_pattern_type(3)
+                        .with_principal(s("User:bob"))
+                        .with_host(s("*"))
+                        .with_operation(3)
+                        .with_permission_type(3),
+                ]),
+                delete_acls_response::DeleteAclsFilterResult::default()
+                    .with_error_code(31)
+                    .with_error_message(Some(s("Cluster authorization failed."))),
+            ]),
+        ),
         ApiKey::DescribeUserScramCredentials => ResponseKind::DescribeUserScramCredentials(
             DescribeUserScramCredentialsResponse::default()
                 .with_throttle_time_ms(0)
@@ -1440,6 +1519,27 @@ fn txn_request_sample(key: ApiKey, v: i16) -> Option<RequestKind> {
                     ]),
             ]))
         }
+        ApiKey::DescribeTransactions => RequestKind::DescribeTransactions(
+            DescribeTransactionsRequest::default()
+                .with_transactional_ids(vec![tid(), TransactionalId(s("unknown-tx"))]),
+        ),
+        ApiKey::ListTransactions => {
+            let r = ListTransactionsRequest::default()
+                .with_state_filters(vec![s("Ongoing"), s("PrepareAbort")])
+                .with_producer_id_filters(vec![ProducerId(4000)]);
+            RequestKind::ListTransactions(if v >= 1 {
+                r.with_duration_filter(60_000)
+            } else {
+                r
+            })
+        }
+        ApiKey::DescribeProducers => {
+            RequestKind::DescribeProducers(DescribeProducersRequest::default().with_topics(vec![
+                describe_producers_request::TopicRequest::default()
+                    .with_name(topic("orders"))
+                    .with_partition_indexes(vec![0, 3]),
+            ]))
+        }
         _ => return None,
     })
 }
@@ -1500,6 +1600,65 @@ fn txn_response_sample(key: ApiKey, _v: i16) -> Option<ResponseKind> {
                             ]),
                     ]),
             ]),
+        ),
+        ApiKey::DescribeTransactions => ResponseKind::DescribeTransactions(
+            DescribeTransactionsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_transaction_states(vec![
+                    describe_transactions_response::TransactionState::default()
+                        .with_error_code(0)
+                        .with_transactional_id(TransactionalId(s("payments-tx-1")))
+                        .with_transaction_state(s("Ongoing"))
+                        .with_transaction_timeout_ms(60_000)
+                        .with_transaction_start_time_ms(1_700_000_000_000)
+                        .with_producer_id(ProducerId(4000))
+                        .with_producer_epoch(3)
+                        .with_topics(vec![describe_transactions_response::TopicData::default()
+                            .with_topic(topic("orders"))
+                            .with_partitions(vec![0, 2])]),
+                    describe_transactions_response::TransactionState::default()
+                        .with_error_code(105)
+                        .with_transactional_id(TransactionalId(s("unknown-tx")))
+                        .with_transaction_start_time_ms(-1)
+                        .with_producer_id(ProducerId(-1))
+                        .with_producer_epoch(-1),
+                ]),
+        ),
+        ApiKey::ListTransactions => ResponseKind::ListTransactions(
+            ListTransactionsResponse::default()
+                .with_throttle_time_ms(0)
+                .with_error_code(0)
+                .with_unknown_state_filters(vec![s("Hanging")])
+                .with_transaction_states(vec![
+                    list_transactions_response::TransactionState::default()
+                        .with_transactional_id(TransactionalId(s("payments-tx-1")))
+                        .with_producer_id(ProducerId(4000))
+                        .with_transaction_state(s("Ongoing")),
+                ]),
+        ),
+        ApiKey::DescribeProducers => ResponseKind::DescribeProducers(
+            DescribeProducersResponse::default()
+                .with_throttle_time_ms(0)
+                .with_topics(vec![describe_producers_response::TopicResponse::default()
+                    .with_name(topic("orders"))
+                    .with_partitions(vec![
+                        describe_producers_response::PartitionResponse::default()
+                            .with_partition_index(0)
+                            .with_error_code(0)
+                            .with_active_producers(vec![
+                                describe_producers_response::ProducerState::default()
+                                    .with_producer_id(ProducerId(4000))
+                                    .with_producer_epoch(3)
+                                    .with_last_sequence(41)
+                                    .with_last_timestamp(1_700_000_000_123)
+                                    .with_coordinator_epoch(2)
+                                    .with_current_txn_start_offset(17),
+                            ]),
+                        describe_producers_response::PartitionResponse::default()
+                            .with_partition_index(3)
+                            .with_error_code(6)
+                            .with_error_message(None),
+                    ])]),
         ),
         _ => return None,
     })

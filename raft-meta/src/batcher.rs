@@ -7,6 +7,11 @@
 //!
 //! No linger timer: a batch closes when a slot frees up and takes whatever queued meanwhile
 //! (Kafka's adaptive linger), so a lone writer pays no added latency and a crowd shares fsyncs.
+//!
+//! A writer that finds nothing queued and a slot free skips the queue: it takes the slot and
+//! submits its command itself, from its own task ([`Writes::write`]). The batcher task, its
+//! spawned submitter and the reply relay are three task wake-ups a lone write does not need
+//! (decision 0131); under load the slots are busy, writes queue and batch as before.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +38,80 @@ pub(crate) struct BatchLimits {
     pub write_timeout: Duration,
 }
 
-pub(crate) async fn run(raft: Raft, mut queue: mpsc::Receiver<PendingWrite>, limits: BatchLimits) {
+/// The writers' side of the batcher: the queue, and the slots it shares with the batcher task.
+#[derive(Clone)]
+pub(crate) struct Writes {
+    raft: Raft,
+    queue: mpsc::Sender<PendingWrite>,
+    slots: Arc<Semaphore>,
+    timeout: Duration,
+}
+
+/// The batcher's two ends: [`Writes`] for the writers, and the task [`run`] needs.
+pub(crate) fn channel(raft: Raft, queue_max: usize, limits: BatchLimits) -> (Writes, Batcher) {
+    let (tx, rx) = mpsc::channel(queue_max);
     let slots = Arc::new(Semaphore::new(limits.in_flight_max.max(1)));
+    let writes = Writes {
+        raft: raft.clone(),
+        queue: tx,
+        slots: slots.clone(),
+        timeout: limits.write_timeout,
+    };
+    let batcher = Batcher {
+        raft,
+        queue: rx,
+        slots,
+        limits,
+    };
+    (writes, batcher)
+}
+
+/// What [`run`] needs: the receiving end of the queue and the shared slots.
+pub(crate) struct Batcher {
+    raft: Raft,
+    queue: mpsc::Receiver<PendingWrite>,
+    slots: Arc<Semaphore>,
+    limits: BatchLimits,
+}
+
+impl Writes {
+    /// Replicates `command` and returns its reply once committed and applied: alone when
+    /// nothing is queued and a slot is free, else through the queue in the next batch.
+    ///
+    /// The check and the slot are not taken atomically; a command queued meanwhile waits for
+    /// the batcher as it would have anyway. Concurrent writers were never ordered among
+    /// themselves, and a writer's next write starts after this one returned.
+    pub(crate) async fn write(&self, command: Bytes) -> Result<Bytes, WriteError> {
+        if self.queue.capacity() == self.queue.max_capacity() {
+            if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+                metrics::counter!(crate::metrics::WRITES_ALONE_TOTAL).increment(1);
+                let reply = replicate(&self.raft, vec![command], self.timeout)
+                    .await
+                    .and_then(|mut replies| {
+                        replies.pop().ok_or_else(|| {
+                            WriteError::Indeterminate("no reply for the command".into())
+                        })
+                    });
+                drop(slot);
+                return reply;
+            }
+        }
+        let (reply, rx) = oneshot::channel();
+        self.queue
+            .send(PendingWrite { command, reply })
+            .await
+            .map_err(|_| WriteError::ShuttingDown)?;
+        rx.await.map_err(|_| WriteError::ShuttingDown)?
+    }
+}
+
+pub(crate) async fn run(batcher: Batcher) {
+    let Batcher {
+        raft,
+        mut queue,
+        slots,
+        limits,
+    } = batcher;
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
             return;
@@ -72,10 +149,31 @@ fn not_leader(raft: &Raft, leader_id: Option<NodeId>, leader_node: Option<NodeIn
 async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration) {
     let (commands, waiters): (Vec<Bytes>, Vec<_>) =
         batch.into_iter().map(|w| (w.command, w.reply)).unzip();
+    match replicate(raft, commands, timeout).await {
+        Ok(replies) => {
+            for (waiter, reply) in waiters.into_iter().zip(replies) {
+                let _ = waiter.send(Ok(reply));
+            }
+        }
+        Err(e) => {
+            for waiter in waiters {
+                let _ = waiter.send(Err(e.clone()));
+            }
+        }
+    }
+}
+
+/// One `CommandBatch` entry through Raft: a reply per command, in order, once committed and
+/// applied.
+async fn replicate(
+    raft: &Raft,
+    commands: Vec<Bytes>,
+    timeout: Duration,
+) -> Result<Vec<Bytes>, WriteError> {
     metrics::histogram!(crate::metrics::WRITE_BATCH_COMMANDS).record(commands.len() as f64);
     let expected = commands.len();
     let outcome = tokio::time::timeout(timeout, raft.client_write(CommandBatch(commands))).await;
-    let replies: Result<Vec<Bytes>, WriteError> = match outcome {
+    match outcome {
         Ok(Ok(resp)) if resp.data.0.len() == expected => Ok(resp.data.0),
         Ok(Ok(resp)) => Err(WriteError::Indeterminate(format!(
             "{} replies for {expected} commands",
@@ -90,17 +188,5 @@ async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration) {
             "no commit within {} ms",
             timeout.as_millis()
         ))),
-    };
-    match replies {
-        Ok(replies) => {
-            for (waiter, reply) in waiters.into_iter().zip(replies) {
-                let _ = waiter.send(Ok(reply));
-            }
-        }
-        Err(e) => {
-            for waiter in waiters {
-                let _ = waiter.send(Err(e.clone()));
-            }
-        }
     }
 }

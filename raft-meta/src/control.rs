@@ -10,10 +10,9 @@ use openraft::error::{CheckIsLeaderError, ClientWriteError, RaftError};
 use openraft::metrics::WaitError;
 use openraft::storage::RaftLogStorage;
 use openraft::{ChangeMembers, ServerState};
-use tokio::sync::{mpsc, oneshot};
 
 use crate::app::Undecodable;
-use crate::batcher::PendingWrite;
+use crate::batcher::Writes;
 use crate::election::{grant_pre_vote, ElectionTiming, LeaderContact};
 use crate::error::{MembershipError, ReadError, WriteError};
 use crate::network::rpc::{Forwarded, PreVoteRequest, PreVoteResponse};
@@ -33,7 +32,7 @@ pub(crate) struct Control {
     pub log: LogStore,
     pub contact: Arc<LeaderContact>,
     pub timing: ElectionTiming,
-    pub writes: mpsc::Sender<PendingWrite>,
+    pub writes: Writes,
     pub applied: AppliedIndex,
     /// Bound on a linearizable read's leadership check.
     pub request_timeout: Duration,
@@ -94,7 +93,7 @@ fn map_write_error(
 }
 
 impl Control {
-    /// Queues a command for the batcher and waits for its reply.
+    /// Replicates a command (alone, or in the batcher's next batch) and waits for its reply.
     pub async fn write(&self, command: Bytes) -> Result<Bytes, WriteError> {
         if command.len() > COMMAND_BYTES_MAX {
             return Err(WriteError::CommandTooLarge {
@@ -111,12 +110,7 @@ impl Control {
                 .admit(command.len() as u64)
                 .map_err(|e| WriteError::DiskFull(e.to_string()))?;
         }
-        let (reply, rx) = oneshot::channel();
-        self.writes
-            .send(PendingWrite { command, reply })
-            .await
-            .map_err(|_| WriteError::ShuttingDown)?;
-        rx.await.map_err(|_| WriteError::ShuttingDown)?
+        self.writes.write(command).await
     }
 
     /// A write a follower forwarded: written here (if this node leads), answered with the

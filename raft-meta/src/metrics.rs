@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use openraft::ServerState;
 
-use crate::types::RaftMetrics;
+use crate::types::NodeId;
+
+type RaftServerMetrics = openraft::metrics::RaftServerMetrics<NodeId, crate::types::NodeInfo>;
+type RaftDataMetrics = openraft::metrics::RaftDataMetrics<NodeId>;
 
 pub const ROLE: &str = "raft_role";
 pub const TERM: &str = "raft_term";
@@ -25,6 +28,9 @@ pub const FSYNC_SECONDS: &str = "raft_fsync_seconds";
 pub const SNAPSHOT_BUILD_SECONDS: &str = "raft_snapshot_build_seconds";
 pub const SNAPSHOT_BYTES: &str = "raft_snapshot_bytes";
 pub const WRITE_BATCH_COMMANDS: &str = "raft_write_batch_commands";
+/// Writes that found nothing queued and a batch slot free, and went to Raft from the writer's
+/// own task (each also counts as a batch of one in `raft_write_batch_commands`).
+pub const WRITES_ALONE_TOTAL: &str = "raft_writes_alone_total";
 /// 1 once the apply loop halted on an entry or snapshot it cannot read (see `ApplyHalted`).
 pub const APPLY_HALTED: &str = "raft_apply_halted";
 
@@ -45,11 +51,21 @@ pub fn role_code(state: ServerState) -> f64 {
     }
 }
 
-pub(crate) fn publish(m: &RaftMetrics) {
+/// Role, term and leader, from Raft's server metrics.
+pub(crate) fn publish_server(m: &RaftServerMetrics) {
     metrics::gauge!(ROLE).set(role_code(m.state));
-    metrics::gauge!(TERM).set(m.current_term as f64);
+    metrics::gauge!(TERM).set(m.vote.leader_id().get_term() as f64);
     metrics::gauge!(LEADER_ID).set(m.current_leader.map_or(-1.0, |id| id as f64));
-    metrics::gauge!(LAST_LOG_INDEX).set(m.last_log_index.unwrap_or(0) as f64);
+}
+
+/// The role alone (a stopped Raft's last word).
+pub(crate) fn publish_role(state: ServerState) {
+    metrics::gauge!(ROLE).set(role_code(state));
+}
+
+/// Log, apply and snapshot indexes, from Raft's data metrics.
+pub(crate) fn publish_data(m: &RaftDataMetrics) {
+    metrics::gauge!(LAST_LOG_INDEX).set(m.last_log.map_or(0, |l| l.index) as f64);
     metrics::gauge!(APPLIED_INDEX).set(m.last_applied.map_or(0, |l| l.index) as f64);
     metrics::gauge!(SNAPSHOT_INDEX).set(m.snapshot.map_or(0, |l| l.index) as f64);
 }

@@ -25,12 +25,12 @@ use openraft::error::{InitializeError, RaftError};
 use openraft::storage::RaftLogStorage;
 use openraft::{Config, SnapshotPolicy};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::app::Application;
 use crate::batcher::{self, BatchLimits};
-use crate::control::{leader_of, Control, ReadFloor};
+use crate::control::{Control, ReadFloor};
 use crate::election::{ElectionTiming, Elector, LeaderContact};
 use crate::error::{MembershipError, ReadError, StartError, WriteError};
 use crate::lease::LeaderLease;
@@ -317,7 +317,13 @@ impl<A: Application> MetaNode<A> {
             rpc_timeout: Duration::from_millis(tuning.election_timeout_min_ms),
         };
         let contact = Arc::new(LeaderContact::default());
-        let (writes, queue) = mpsc::channel(PENDING_WRITES_MAX);
+        let limits = BatchLimits {
+            commands_max: tuning.batch_commands_max,
+            bytes_max: tuning.batch_bytes_max,
+            in_flight_max: tuning.batches_in_flight_max,
+            write_timeout: tuning.request_timeout,
+        };
+        let (writes, batcher) = batcher::channel(raft.clone(), PENDING_WRITES_MAX, limits);
         let applied_sm = sm.clone();
         let control = Control {
             raft: raft.clone(),
@@ -374,13 +380,7 @@ impl<A: Application> MetaNode<A> {
                 .run(),
             ));
         }
-        let limits = BatchLimits {
-            commands_max: tuning.batch_commands_max,
-            bytes_max: tuning.batch_bytes_max,
-            in_flight_max: tuning.batches_in_flight_max,
-            write_timeout: tuning.request_timeout,
-        };
-        tasks.push(tokio::spawn(batcher::run(raft.clone(), queue, limits)));
+        tasks.push(tokio::spawn(batcher::run(batcher)));
 
         let node = Self {
             node_id: config.node_id,
@@ -755,29 +755,49 @@ impl<A: Application> MetaNode<A> {
     }
 }
 
+/// How long the log and apply gauges may lag Raft: they change with every commit, and waking
+/// for each change cost a task wake-up per commit and more.
+const DATA_GAUGES_LAG_MAX: Duration = Duration::from_millis(50);
+
 /// Publishes Raft's metrics and the leader; a halted node knows no leader from then on.
+///
+/// Follows Raft's server metrics (role, leader, vote, membership: what the leader watch and
+/// the lease need, at once) and its data metrics (log, apply and snapshot indexes: gauges
+/// only, at most [`DATA_GAUGES_LAG_MAX`] late), not the whole metrics, which openraft sends
+/// on every turn of its loop, several times per commit (decision 0131).
 async fn watch_metrics(
     raft: Raft,
     mut halted: watch::Receiver<Option<ApplyHalted>>,
     leader_tx: watch::Sender<Option<LeaderInfo>>,
     lease: Arc<LeaderLease>,
 ) {
-    let mut metrics = raft.metrics();
+    let mut server = raft.server_metrics();
+    let mut data = raft.data_metrics();
+    let mut gauges_due: Option<tokio::time::Instant> = None;
+    publish_data_gauges(&data.borrow_and_update());
     loop {
         {
-            let m = metrics.borrow_and_update();
-            crate::metrics::publish(&m);
+            let m = server.borrow_and_update();
+            crate::metrics::publish_server(&m);
             let stopped = halted.borrow_and_update().is_some();
             crate::metrics::publish_halted(stopped);
             let leading = !stopped
                 && m.state == openraft::ServerState::Leader
                 && m.current_leader == Some(m.id);
+            let term = m.vote.leader_id().get_term();
             lease.observe(
-                m.current_term,
+                term,
                 leading,
                 m.membership_config.membership().get_joint_config().clone(),
             );
-            let leader = if stopped { None } else { leader_of(&m) };
+            let leader = if stopped {
+                None
+            } else {
+                m.current_leader.and_then(|id| {
+                    let info = m.membership_config.membership().get_node(&id)?.clone();
+                    Some(LeaderInfo { node_id: id, info })
+                })
+            };
             leader_tx.send_if_modified(|current| {
                 if *current != leader {
                     // One line per change on every node: who leads is what an operator
@@ -785,11 +805,11 @@ async fn watch_metrics(
                     match &leader {
                         Some(l) => tracing::info!(
                             leader = l.node_id,
-                            term = m.current_term,
+                            term,
                             kafka = %l.info.kafka_addr,
                             "Raft leader is node {}", l.node_id
                         ),
-                        None => tracing::info!(term = m.current_term, "no Raft leader known"),
+                        None => tracing::info!(term, "no Raft leader known"),
                     }
                     *current = leader;
                     true
@@ -798,16 +818,56 @@ async fn watch_metrics(
                 }
             });
         }
-        tokio::select! {
-            changed = metrics.changed() => if changed.is_err() {
-                leader_tx.send_replace(None);
-                return;
-            },
-            changed = halted.changed() => if changed.is_err() {
-                return;
-            },
+        // Until a server change (handled at once, above): the data gauges, published once
+        // they are due.
+        loop {
+            let due = gauges_due;
+            tokio::select! {
+                changed = server.changed() => {
+                    if changed.is_err() {
+                        // Raft stopped (openraft marks only its whole metrics Shutdown, then
+                        // drops the senders): it leads nothing from now on.
+                        stopped(&raft, &lease, &leader_tx);
+                        return;
+                    }
+                    break;
+                }
+                changed = halted.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    break;
+                }
+                changed = data.changed(), if due.is_none() => {
+                    if changed.is_err() {
+                        stopped(&raft, &lease, &leader_tx);
+                        return;
+                    }
+                    gauges_due = Some(tokio::time::Instant::now() + DATA_GAUGES_LAG_MAX);
+                }
+                () = async move {
+                    if let Some(at) = due {
+                        tokio::time::sleep_until(at).await;
+                    }
+                }, if due.is_some() => {
+                    gauges_due = None;
+                    publish_data_gauges(&data.borrow_and_update());
+                }
+            }
         }
     }
+}
+
+fn publish_data_gauges(m: &openraft::metrics::RaftDataMetrics<NodeId>) {
+    crate::metrics::publish_data(m);
+}
+
+/// What a stopped Raft leaves behind: no leader, no lease, its last figures published.
+fn stopped(raft: &Raft, lease: &LeaderLease, leader_tx: &watch::Sender<Option<LeaderInfo>>) {
+    let m = raft.metrics().borrow().clone();
+    crate::metrics::publish_role(m.state);
+    lease.observe(m.current_term, false, Vec::new());
+    leader_tx.send_replace(None);
 }
 
 /// Purges the log up to the oldest kept snapshot, so a corrupt newest snapshot can still fall

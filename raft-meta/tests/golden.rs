@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use bytes::Bytes;
+use coordinator::group_config::{AlterGroupConfigs, GroupConfigError, GroupConfigOp};
 use coordinator::{
     AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, InitTransactionalProducer, ProducerEpoch,
     ProducerId, TxnMarkersWritten, TxnOffsetCommit, TxnPartition, TxnProducer, TxnTopic,
@@ -33,6 +34,10 @@ use raft_meta::cohort_app::{
     encode_scram_bootstrap_record, AppReply, Body, ClusterMeta, Envelope, PartitionsAdded,
     RequestToken, ScramChangeError, ScramCredentialRecord, ScramMechanismType, ScramOp,
     StoredScramCredential, TopicChangeError, TopicConfigChange, TopicMeta, UserScramChange,
+};
+use raft_meta::cohort_app::{
+    AclBinding, AclFilter, AclOperation, AclPatternFilter, AclPatternType, AclPermission,
+    AclResourceType,
 };
 use raft_meta::format::openraft_codec::{decode_snapshot_meta, encode_snapshot_meta};
 use raft_meta::format::tags::{self, Tag, REGISTRY};
@@ -159,6 +164,30 @@ fn txn_producer() -> TxnProducer {
         transactional_id: "txn-a".into(),
         producer_id: ProducerId(4_000),
         producer_epoch: ProducerEpoch(3),
+    }
+}
+
+fn acl_binding() -> AclBinding {
+    AclBinding {
+        resource_type: AclResourceType::Topic,
+        name: "orders-".to_owned(),
+        pattern: AclPatternType::Prefixed,
+        principal: "User:alice".to_owned(),
+        host: "*".to_owned(),
+        operation: AclOperation::Read,
+        permission: AclPermission::Allow,
+    }
+}
+
+fn acl_cluster_deny() -> AclBinding {
+    AclBinding {
+        resource_type: AclResourceType::Cluster,
+        name: "kafka-cluster".to_owned(),
+        pattern: AclPatternType::Literal,
+        principal: "User:*".to_owned(),
+        host: "10.0.0.1".to_owned(),
+        operation: AclOperation::Alter,
+        permission: AclPermission::Deny,
     }
 }
 
@@ -732,12 +761,101 @@ fn samples() -> Vec<Sample> {
         ]),
         "02030100010804000100010112546f6f2066657720697465726174696f6e730102",
     ));
+    s.push(command(
+        "CreateAcls",
+        Some(TOKEN),
+        Body::CreateAcls {
+            acls: vec![acl_binding(), acl_cluster_deny()],
+        },
+        "0202230001010388ef99abc5e88c9111ac020200076f72646572732d010a557365723a616c696365012a0100020d6b61666b612d636c75737465720006557365723a2a0831302e302e302e310501",
+    ));
+    s.push(command(
+        "DeleteAcls",
+        Some(TOKEN),
+        Body::DeleteAcls {
+            filters: vec![
+                AclFilter {
+                    resource_type: None,
+                    name: None,
+                    pattern: AclPatternFilter::Any,
+                    principal: None,
+                    host: None,
+                    operation: None,
+                    permission: None,
+                },
+                AclFilter {
+                    resource_type: Some(AclResourceType::Topic),
+                    name: Some("orders-eu".to_owned()),
+                    pattern: AclPatternFilter::Match,
+                    principal: Some("User:alice".to_owned()),
+                    host: Some("*".to_owned()),
+                    operation: Some(AclOperation::Read),
+                    permission: Some(AclPermission::Allow),
+                },
+                AclFilter {
+                    resource_type: Some(AclResourceType::Group),
+                    name: Some("g".to_owned()),
+                    pattern: AclPatternFilter::Exactly(AclPatternType::Literal),
+                    principal: None,
+                    host: None,
+                    operation: Some(AclOperation::All),
+                    permission: Some(AclPermission::Deny),
+                },
+            ],
+        },
+        "0202240001010388ef99abc5e88c9111ac020300000000000000010001096f72646572732d657501010a557365723a616c69636501012a0101010001010101670200000001000101",
+    ));
+    s.push(reply(
+        "AppReply AclsCreated",
+        AppReply::AclsCreated(vec![
+            Ok(()),
+            Err("Resource name should not be empty".to_owned()),
+        ]),
+        "02030100010b020001215265736f75726365206e616d652073686f756c64206e6f7420626520656d707479",
+    ));
+    s.push(reply(
+        "AppReply AclsDeleted",
+        AppReply::AclsDeleted(vec![vec![acl_binding(), acl_cluster_deny()], vec![]]),
+        "02030100010c020200076f72646572732d010a557365723a616c696365012a0100020d6b61666b612d636c75737465720006557365723a2a0831302e302e302e31050100",
+    ));
     s.push(reply(
         "AppReply ScramBootstrapped",
         AppReply::ScramBootstrapped(true),
         "02030100010901",
     ));
     s.push(reply("AppReply Group", AppReply::Group, "020301000100"));
+    s.push(command(
+        "AlterGroupConfigs",
+        None,
+        Body::AlterGroupConfigs(AlterGroupConfigs {
+            group_id: "group-a".into(),
+            ops: vec![
+                (
+                    "consumer.session.timeout.ms".to_owned(),
+                    GroupConfigOp::Set("50000".to_owned()),
+                ),
+                ("consumer.heartbeat.interval.ms".to_owned(), GroupConfigOp::Delete),
+            ],
+            replace: false,
+        }),
+        "0202290001000767726f75702d61021b636f6e73756d65722e73657373696f6e2e74696d656f75742e6d73000535303030301e636f6e73756d65722e6865617274626561742e696e74657276616c2e6d730100",
+    ));
+    s.push(reply(
+        "AppReply GroupConfigs",
+        AppReply::GroupConfigs(Ok([(
+            "consumer.session.timeout.ms".to_owned(),
+            "50000".to_owned(),
+        )]
+        .into())),
+        "02030100010a00011b636f6e73756d65722e73657373696f6e2e74696d656f75742e6d73053530303030",
+    ));
+    s.push(reply(
+        "AppReply GroupConfigs refused",
+        AppReply::GroupConfigs(Err(GroupConfigError::InvalidConfig(
+            "Unknown group config name: x".to_owned(),
+        ))),
+        "02030100010a01001c556e6b6e6f776e2067726f757020636f6e666967206e616d653a2078",
+    ));
     s.push(reply(
         "AppReply CreateTopics",
         AppReply::CreateTopics(vec![
@@ -843,6 +961,21 @@ fn samples() -> Vec<Sample> {
         |b| encode_scram_bootstrap_record(*b).to_vec(),
         decode_scram_bootstrap_record,
         "020422000101",
+    ));
+
+    s.push(sample(
+        "ACL record",
+        acl_binding(),
+        |a| a.encode_record().to_vec(),
+        AclBinding::decode_record,
+        "020423000100076f72646572732d010a557365723a616c696365012a0100",
+    ));
+    s.push(sample(
+        "ACL record, CLUSTER DENY",
+        acl_cluster_deny(),
+        |a| a.encode_record().to_vec(),
+        AclBinding::decode_record,
+        "0204230001020d6b61666b612d636c75737465720006557365723a2a0831302e302e302e310501",
     ));
 
     // Raft machinery files.

@@ -1,7 +1,9 @@
 //! Command-line tools of the `cohort` binary.
 
+pub mod acls;
 pub mod cluster;
 pub mod configs;
+pub mod entry;
 pub mod groups;
 pub mod log_dirs;
 pub mod records;

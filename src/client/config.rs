@@ -53,6 +53,28 @@ impl ClientConfig {
         })
     }
 
+    /// A command-line tool's client: `bootstrap`, then the properties of its `--command-config`
+    /// file over `defaults` (such as the tool's own `client.id`). Also returns the keys it did
+    /// not use, for the tool's warning.
+    pub fn for_tool(
+        bootstrap: &str,
+        command_config: Option<&str>,
+        defaults: &[(&str, &str)],
+    ) -> ClientResult<(Self, Vec<String>)> {
+        let mut config = Self::new(bootstrap)?;
+        let mut props = match command_config {
+            Some(path) => read_properties_file(path)?,
+            None => BTreeMap::new(),
+        };
+        for (key, value) in defaults {
+            props
+                .entry((*key).to_string())
+                .or_insert_with(|| (*value).to_string());
+        }
+        let unused = config.apply_properties(&props)?;
+        Ok((config, unused))
+    }
+
     /// Applies client properties (from `--command-config`). Returns the keys it did not use, in
     /// sorted order, so the caller can warn about them as Kafka does.
     pub fn apply_properties(

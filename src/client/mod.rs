@@ -7,6 +7,7 @@
 //!                     versions: min(ours, broker's) per API, from ApiVersions (KIP-511 fallback)
 //! ```
 
+pub mod acls;
 pub mod admin;
 pub mod config;
 pub mod configs;

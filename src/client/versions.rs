@@ -39,6 +39,9 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::DescribeTopicPartitions => (0, 0),
         ApiKey::DescribeUserScramCredentials => (0, 0),
         ApiKey::AlterUserScramCredentials => (0, 0),
+        ApiKey::DescribeAcls => (1, 3),
+        ApiKey::CreateAcls => (1, 3),
+        ApiKey::DeleteAcls => (1, 3),
         _ => return None,
     })
 }

@@ -291,6 +291,30 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
                 ..=crate::security::args::AUTHENTICATION_TIMEOUT_MS_MAX,
             |a: &ServeArgs| a.security.authentication_timeout_ms,
         ),
+        Rule::new("--authorizer", "none or acl", |a: &ServeArgs| {
+            let v = &a.security.authorizer;
+            (!matches!(v.as_str(), "none" | "acl")).then(|| format!("{v:?}"))
+        }),
+        Rule::new(
+            "--super-users",
+            "a `;`-separated list of principals, each TYPE:NAME (User:alice;User:bob), given \
+             with --authorizer acl",
+            |a: &ServeArgs| {
+                let s = &a.security;
+                let bad = crate::security::authorizer::parse_super_users(&s.super_users).is_none()
+                    || (!s.super_users.is_empty() && s.authorizer != "acl");
+                bad.then(|| format!("{:?}", s.super_users))
+            },
+        ),
+        Rule::new(
+            "--allow-everyone-if-no-acl-found",
+            "given only with --authorizer acl",
+            |a: &ServeArgs| {
+                let s = &a.security;
+                (s.allow_everyone_if_no_acl_found && s.authorizer != "acl")
+                    .then(|| "--authorizer none".to_owned())
+            },
+        ),
         // --- topics and the data plane ---
         Rule::range(
             "--num-partitions",
@@ -663,6 +687,18 @@ mod tests {
     rejects!(authentication_timeout_is_bounded, "--authentication-timeout-ms",
         bad: [["--authentication-timeout-ms", "99"], ["--authentication-timeout-ms", "3600001"]],
         good: [["--authentication-timeout-ms", "100"], ["--authentication-timeout-ms", "3600000"]]);
+    rejects!(authorizer_is_none_or_acl, "--authorizer",
+        bad: [["--authorizer", "AclAuthorizer"], ["--authorizer", ""]],
+        good: [["--authorizer", "none"], ["--authorizer", "acl"]]);
+    rejects!(super_users_are_principals, "--super-users",
+        bad: [["--authorizer", "acl", "--super-users", "alice"],
+              ["--authorizer", "acl", "--super-users", "User:a;bob"],
+              ["--super-users", "User:a"]],
+        good: [["--authorizer", "acl", "--super-users", "User:a;User:b"],
+               ["--authorizer", "acl", "--super-users", "User:ANONYMOUS"]]);
+    rejects!(allow_everyone_needs_the_acl_authorizer, "--allow-everyone-if-no-acl-found",
+        bad: [["--allow-everyone-if-no-acl-found"]],
+        good: [["--authorizer", "acl", "--allow-everyone-if-no-acl-found"]]);
     rejects!(node_id_is_not_negative, "--node-id",
         bad: [["--node-id=-1"]], good: [["--node-id", "0"]]);
     rejects!(num_partitions_is_bounded, "--num-partitions",

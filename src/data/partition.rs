@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use uuid::Uuid;
 
 use super::epochs::{self, LeaderEpochCache};
-use super::producers::{ProducerSnapshot, ProducerStates, SequenceError, Verdict};
+use super::producers::{ActiveProducer, ProducerSnapshot, ProducerStates, SequenceError, Verdict};
 use super::records::FetchRecords;
 use super::transactions::{self, Transactions};
 use super::txn_index::{self, AbortedTxn, INDEX_SUFFIX, SNAPSHOT_SUFFIX, TXN_DIR};
@@ -474,7 +474,12 @@ impl Partition {
             }));
         }
         let records = BytesMut::from(&marker[..header.total_bytes()]);
-        let appending = self.append_inner(records, header, now_ms, Some(decoded.kind))?;
+        let appending = self.append_inner(
+            records,
+            header,
+            now_ms,
+            Some((decoded.kind, decoded.coordinator_epoch)),
+        )?;
         self.wait_durable(&appending)?;
         Ok(appending.appended)
     }
@@ -510,7 +515,7 @@ impl Partition {
         mut records: BytesMut,
         header: BatchHeader,
         now_ms: i64,
-        marker: Option<ControlType>,
+        marker: Option<(ControlType, i32)>,
     ) -> Result<Appending, AppendError> {
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         if marker.is_some() {
@@ -564,12 +569,20 @@ impl Partition {
             writer.active_base = active;
         }
         match marker {
-            Some(_) => writer
-                .producers
-                .record_marker(header.producer_id, header.producer_epoch),
+            Some((_, coordinator_epoch)) => writer.producers.record_marker(
+                header.producer_id,
+                header.producer_epoch,
+                coordinator_epoch,
+                header.max_timestamp,
+            ),
             None => writer.producers.record(&header, base_offset, last_offset),
         }
-        txns.observe(&header, base_offset, last_offset, marker);
+        txns.observe(
+            &header,
+            base_offset,
+            last_offset,
+            marker.map(|(kind, _)| kind),
+        );
         Ok(Appending {
             appended: Appended {
                 base_offset,
@@ -632,6 +645,23 @@ impl Partition {
         let mut open: Vec<(i64, i64)> = self.txns().open_transactions().collect();
         open.sort_by_key(|(_, first)| *first);
         open
+    }
+
+    /// Every producer this partition remembers, with the first offset of its open transaction
+    /// (DescribeProducers; Kafka's `activeProducerState`).
+    pub fn active_producers(&self) -> Vec<(ActiveProducer, Option<i64>)> {
+        let producers = {
+            let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+            writer.producers.active()
+        };
+        let open: std::collections::HashMap<i64, i64> = self.txns().open_transactions().collect();
+        producers
+            .into_iter()
+            .map(|p| {
+                let first = open.get(&p.producer_id).copied();
+                (p, first)
+            })
+            .collect()
     }
 
     /// Every aborted transaction of the log's segments, in marker order.
@@ -965,7 +995,12 @@ fn recover_transactions(
                 match decode_control_batch(&e.payload) {
                     Ok(marker) => {
                         let kind = marker.kind;
-                        producers.record_marker(h.producer_id, h.producer_epoch);
+                        producers.record_marker(
+                            h.producer_id,
+                            h.producer_epoch,
+                            marker.coordinator_epoch,
+                            h.max_timestamp,
+                        );
                         txns.observe(&h, first, last, Some(kind));
                     }
                     Err(err) => tracing::warn!(dir = %txn_dir.display(), offset = first,

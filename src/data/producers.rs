@@ -39,6 +39,26 @@ struct ProducerEntry {
     epoch: i16,
     batches: VecDeque<BatchPlacement>,
     last_active: u64,
+    /// The max timestamp of its last batch or marker; −1 when only a snapshot told of it
+    /// (DescribeProducers' `LastTimestamp`, kept in memory only: decision 0144).
+    last_timestamp: i64,
+    /// The coordinator epoch of its last marker; −1 before any (in memory only).
+    coordinator_epoch: i32,
+}
+
+/// One producer as DescribeProducers shows it (Kafka's `ProducerStateEntry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveProducer {
+    /// Producer id.
+    pub producer_id: i64,
+    /// Its epoch.
+    pub epoch: i16,
+    /// The last sequence written; −1 when none since its epoch began.
+    pub last_sequence: i32,
+    /// The max timestamp of its last batch or marker; −1 when unknown.
+    pub last_timestamp: i64,
+    /// The coordinator epoch of its last marker; −1 when none.
+    pub coordinator_epoch: i32,
 }
 
 /// Why a batch is refused.
@@ -162,6 +182,8 @@ impl ProducerStates {
                 epoch: header.producer_epoch,
                 batches: VecDeque::with_capacity(BATCHES_PER_PRODUCER),
                 last_active: clock,
+                last_timestamp: -1,
+                coordinator_epoch: -1,
             });
         if header.producer_epoch != entry.epoch {
             entry.epoch = header.producer_epoch;
@@ -177,6 +199,7 @@ impl ProducerStates {
             last_offset,
         });
         entry.last_active = clock;
+        entry.last_timestamp = header.max_timestamp;
     }
 
     /// Judges a transaction marker of `producer_id` at `epoch`: an epoch older than known is
@@ -194,7 +217,13 @@ impl ProducerStates {
 
     /// Records an appended marker: the producer's epoch becomes the marker's (a fence bumps
     /// it), its sequences restart if the epoch changed.
-    pub fn record_marker(&mut self, producer_id: i64, epoch: i16) {
+    pub fn record_marker(
+        &mut self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+        timestamp: i64,
+    ) {
         self.clock += 1;
         let clock = self.clock;
         if !self.producers.contains_key(&producer_id)
@@ -209,12 +238,16 @@ impl ProducerStates {
                 epoch,
                 batches: VecDeque::with_capacity(BATCHES_PER_PRODUCER),
                 last_active: clock,
+                last_timestamp: -1,
+                coordinator_epoch: -1,
             });
         if entry.epoch != epoch {
             entry.epoch = epoch;
             entry.batches.clear();
         }
         entry.last_active = clock;
+        entry.coordinator_epoch = coordinator_epoch;
+        entry.last_timestamp = timestamp;
     }
 
     /// Every producer, least recently active first, with its open transaction from `open`.
@@ -250,9 +283,28 @@ impl ProducerStates {
                     epoch: p.epoch,
                     batches,
                     last_active: self.clock,
+                    last_timestamp: -1,
+                    coordinator_epoch: -1,
                 },
             );
         }
+    }
+
+    /// Every producer remembered, by producer id.
+    pub fn active(&self) -> Vec<ActiveProducer> {
+        let mut out: Vec<ActiveProducer> = self
+            .producers
+            .iter()
+            .map(|(id, e)| ActiveProducer {
+                producer_id: *id,
+                epoch: e.epoch,
+                last_sequence: e.batches.back().map_or(-1, |b| b.last_seq),
+                last_timestamp: e.last_timestamp,
+                coordinator_epoch: e.coordinator_epoch,
+            })
+            .collect();
+        out.sort_by_key(|p| p.producer_id);
+        out
     }
 
     fn forget_least_recent(&mut self) {

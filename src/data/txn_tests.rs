@@ -7,9 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use kafka_protocol::records::{
-    Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
-};
 use protocol::batch::control::{encode_control_batch, ControlMarker, ControlType};
 
 use super::partition::AppendError;
@@ -17,44 +14,15 @@ use super::producers::SequenceError;
 use super::txn_index::{self, AbortedTxn, INDEX_SUFFIX, SNAPSHOT_SUFFIX, TXN_DIR};
 use super::Partition;
 use crate::broker::Broker;
-use crate::handlers::test_support::broker;
+use crate::handlers::test_support::{broker, client_batch};
 use crate::topics::NewTopic;
 
 /// A batch of `n` records of producer `pid` (`None`: a plain batch), transactional or not.
 fn batch(producer: Option<(i64, i16, i32)>, n: usize, transactional: bool) -> Bytes {
-    let (pid, epoch, seq0) = producer.unwrap_or((-1, -1, -1));
-    let records: Vec<Record> = (0..n)
-        .map(|i| Record {
-            transactional,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: -1,
-            producer_id: pid,
-            producer_epoch: epoch,
-            timestamp_type: TimestampType::Creation,
-            offset: i as i64,
-            sequence: if seq0 >= 0 {
-                seq0 + i as i32
-            } else {
-                i as i32 - 1
-            },
-            timestamp: 1_000 + i as i64,
-            key: None,
-            value: Some(Bytes::from(format!("{pid}/{seq0}/{i}"))),
-            headers: Default::default(),
-        })
-        .collect();
-    let mut buf = BytesMut::new();
-    RecordBatchEncoder::encode(
-        &mut buf,
-        records.iter(),
-        &RecordEncodeOptions {
-            version: 2,
-            compression: Compression::None,
-        },
-    )
-    .unwrap();
-    buf.freeze()
+    let (pid, _, seq0) = producer.unwrap_or((-1, -1, -1));
+    client_batch(producer, n, transactional, |i| {
+        Bytes::from(format!("{pid}/{seq0}/{i}"))
+    })
 }
 
 fn marker(pid: i64, epoch: i16, kind: ControlType) -> Bytes {

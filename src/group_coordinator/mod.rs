@@ -18,6 +18,7 @@
 
 pub mod error;
 mod fired;
+mod group_configs;
 mod leadership;
 mod member_writes;
 pub mod metrics;
@@ -542,6 +543,16 @@ impl GroupCoordinator {
         Ok(self
             .node
             .read_local(|a| a.app.coordinator().read(command).reply))
+    }
+
+    /// Reads the applied coordinator state on the active coordinator (the transaction
+    /// operator APIs and `/metrics`); NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS elsewhere.
+    pub fn read_state<R>(
+        &self,
+        f: impl FnOnce(&coordinator::CoordinatorState) -> R,
+    ) -> Result<R, GroupError> {
+        self.check_active()?;
+        Ok(self.node.read_local(|a| f(a.app.coordinator())))
     }
 
     /// Whether `topic` exists with a partition `partition` in the replicated metadata.

@@ -173,10 +173,13 @@ pub(crate) struct Runtime {
 impl Runtime {
     pub(crate) async fn run(mut self) {
         let mut leader = self.node.leader_watch();
-        // Raft's metrics move with every term, role and apply: the runtime re-reads its
-        // leadership on each change (a Loading leader also on a slow tick, in case the last
-        // change came before it started looking).
-        let mut raft_metrics = self.node.raft().metrics();
+        // The runtime re-reads its leadership when Raft's server metrics (role, leader, vote)
+        // change, and while Loading also when its data metrics (log and apply indexes) do
+        // (and on a slow tick, in case the last change came before it started looking). Not
+        // on Raft's whole metrics: openraft sends those on every turn of its loop, several
+        // times per commit, and an Active runtime has nothing to learn from them (0131).
+        let mut server_metrics = self.node.raft().server_metrics();
+        let mut data_metrics = self.node.raft().data_metrics();
         let mut load_tick = tokio::time::interval(LOAD_POLL);
         load_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         self.observe();
@@ -206,12 +209,20 @@ impl Runtime {
                     leader.borrow_and_update();
                     self.observe();
                 }
-                changed = raft_metrics.changed() => {
+                changed = server_metrics.changed() => {
                     if changed.is_err() {
                         self.step_down();
                         return;
                     }
-                    raft_metrics.borrow_and_update();
+                    server_metrics.borrow_and_update();
+                    self.observe();
+                }
+                changed = data_metrics.changed(), if role == Role::Loading => {
+                    if changed.is_err() {
+                        self.step_down();
+                        return;
+                    }
+                    data_metrics.borrow_and_update();
                     self.observe();
                 }
                 _ = async { if let Some(s) = sleep { s.await } }, if deadline.is_some() => {
@@ -228,17 +239,32 @@ impl Runtime {
     /// re-won in a new term) drops the soft state; a finished load arms the timers and serves.
     fn observe(&mut self) {
         let observed = {
-            let metrics = self.node.raft().metrics();
-            let m = metrics.borrow();
+            // Server metrics first: openraft publishes the data metrics before them, so the
+            // indexes read next are at least as new as the role (a leader's load target is
+            // never an older log end than the one it took office with).
+            let (leader, term) = {
+                let server = self.node.raft().server_metrics();
+                let m = server.borrow();
+                (m.current_leader, m.vote.leader_id().get_term())
+            };
+            let (last_log_index, applied_index) = {
+                let data = self.node.raft().data_metrics();
+                let d = data.borrow();
+                (
+                    d.last_log.map_or(0, |l| l.index),
+                    d.last_applied.map_or(0, |l| l.index),
+                )
+            };
+            let running = self.node.raft().metrics().borrow().running_state.is_ok();
             Observed {
                 // A stopped Raft (a halted apply loop included) keeps its last leader in the
                 // metrics: it leads nothing.
-                leads: m.current_leader == Some(self.node.node_id())
-                    && m.running_state.is_ok()
+                leads: leader == Some(self.node.node_id())
+                    && running
                     && self.node.apply_halted().is_none(),
-                term: m.current_term,
-                last_log_index: m.last_log_index.unwrap_or(0),
-                applied_index: m.last_applied.map_or(0, |l| l.index),
+                term,
+                last_log_index,
+                applied_index,
             }
         };
         let before = self.leadership;
@@ -591,6 +617,7 @@ impl Runtime {
             } => {
                 if *self.role_tx.borrow() == Role::Active {
                     count_expirations(fired.as_ref(), &outcome);
+                    crate::txn_metrics::count(fired.as_ref(), &outcome);
                     if let Some(lag) = &self.lag {
                         // Every applied commit, unchanged offsets included, and every group
                         // change; the state read is the one just applied (or a later one).

@@ -1,7 +1,8 @@
 //! AlterConfigs (33), v0–v2, still sent by older tools: a TOPIC resource's overrides are
 //! replaced by exactly the configs given (the others return to their defaults), validated as a
 //! whole; `validate_only` checks without writing. On the empty BROKER name the given cluster
-//! config values replace the dynamic ones (`config_entries::alter_broker`).
+//! config values replace the dynamic ones (`config_entries::alter_broker`); a GROUP resource's
+//! overrides are replaced by the given ones (`group_configs`), as Kafka's controller does.
 
 use std::collections::BTreeSet;
 
@@ -12,7 +13,7 @@ use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
 
 use super::config_entries::{
-    alter_broker, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_TOPIC,
+    alter_broker, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
 use super::incremental_alter_configs::{duplicate_resource, duplicate_resources};
 use super::RequestContext;
@@ -95,6 +96,13 @@ async fn alter(
             let target = broker_target(&name, ctx.broker.config.node_id)?;
             let changes = pairs.into_iter().map(|(k, v)| (k, Some(v))).collect();
             alter_broker(&ctx.broker, target, changes, true, validate_only).await
+        }
+        RESOURCE_GROUP => {
+            let changes = pairs
+                .into_iter()
+                .map(|(k, v)| (k, super::group_configs::Change::Set(v)))
+                .collect();
+            super::group_configs::alter(ctx, &name, changes, true, validate_only).await
         }
         other => Err(unserved_resource(other)),
     }

@@ -23,7 +23,7 @@ use raft_meta::cohort_app::{
 };
 
 use super::RequestContext;
-use crate::errors::{to_kafka_error, BrokerError};
+use crate::errors::code_and_message;
 use crate::replicated::scram::{mechanism_type, stored, ReplicatedScram};
 use crate::security::scram::{ScramCredential, ScramMechanism};
 
@@ -146,10 +146,7 @@ pub async fn handle(
                 Some(groups) => ReplicatedScram::new(groups.node().clone())
                     .alter(changes)
                     .await
-                    .map_err(|e| {
-                        let e = BrokerError::from(e);
-                        (to_kafka_error(&e), e.to_string())
-                    }),
+                    .map_err(code_and_message),
             }
         };
     let mut answers = match &applied {

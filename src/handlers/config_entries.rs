@@ -9,6 +9,8 @@
 //!                configuration's keys (decision 0115), alterable through the empty name
 //!  BROKER ""     the cluster-wide dynamic defaults, as Kafka lists them (DYNAMIC_DEFAULT_
 //!                BROKER_CONFIG); IncrementalAlterConfigs/AlterConfigs change them
+//!  GROUP  g      consumer.session.timeout.ms, consumer.heartbeat.interval.ms: g's override
+//!                (GROUP_CONFIG) or the broker's value (DEFAULT_CONFIG); `group_configs.rs`
 //!  other types   INVALID_REQUEST
 //! ```
 
@@ -18,7 +20,7 @@ use protocol::ErrorCode;
 
 use crate::broker::Broker;
 use crate::config::BrokerConfig;
-use crate::errors::{to_kafka_error, BrokerError};
+use crate::errors::code_and_message;
 use crate::replicated::cluster_config::{AlterError, ClusterConfigs};
 use crate::topics::config_keys::{ConfigType, TOPIC_KEYS};
 use crate::topics::TopicSpec;
@@ -131,7 +133,6 @@ pub fn broker_target(name: &str, node_id: i32) -> Result<BrokerTarget, (ErrorCod
 /// The code and message for a resource type neither described nor altered here.
 pub fn unserved_resource(resource_type: i8) -> (ErrorCode, String) {
     let what = match resource_type {
-        RESOURCE_GROUP => "GROUP resources (group configs) are",
         RESOURCE_BROKER_LOGGER => "BROKER_LOGGER resources (log levels) are",
         _ => "this resource type is",
     };
@@ -258,10 +259,7 @@ pub async fn alter_broker(
     match configs.alter(parsed, validate_only).await {
         Ok(_) => Ok(()),
         Err(AlterError::Invalid(e)) => Err((ErrorCode::InvalidConfig, e.to_string())),
-        Err(AlterError::Unavailable(e)) => {
-            let e = BrokerError::from(e);
-            Err((to_kafka_error(&e), e.to_string()))
-        }
+        Err(AlterError::Unavailable(e)) => Err(code_and_message(e)),
     }
 }
 

@@ -1,4 +1,4 @@
-//! DescribeConfigs (32), v1–v4 (Kafka 4.0 dropped v0): TOPIC and BROKER resources, as
+//! DescribeConfigs (32), v1–v4 (Kafka 4.0 dropped v0): TOPIC, BROKER and GROUP resources, as
 //! `config_entries` lists them; `include_synonyms` (v1+) and `include_documentation` (v3+)
 //! answered; `configuration_keys` filters by name (unknown names are left out; null or empty
 //! means every key, as Kafka answers).
@@ -11,7 +11,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::config_entries::{
     broker_entries, broker_target, cluster_entries, topic_entries, unserved_resource, BrokerTarget,
-    Entry, RESOURCE_BROKER, RESOURCE_TOPIC,
+    Entry, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
 use super::RequestContext;
 use crate::errors::{to_kafka_error, BrokerError};
@@ -46,6 +46,7 @@ pub async fn handle(ctx: &RequestContext, req: DescribeConfigsRequest) -> Descri
                         BrokerTarget::ClusterDefault => cluster_entries(&ctx.broker, true),
                     })
                 }
+                RESOURCE_GROUP => super::group_configs::describe(ctx, &name),
                 other => Err(unserved_resource(other)),
             };
             let result = DescribeConfigsResult::default()
@@ -156,7 +157,9 @@ mod tests {
                     ErrorCode::None,
                     ErrorCode::None,
                     ErrorCode::InvalidRequest,
-                    ErrorCode::InvalidRequest,
+                    // GROUP: this test broker runs no group coordinator (tests/group_configs.rs
+                    // serves them).
+                    ErrorCode::CoordinatorNotAvailable,
                     ErrorCode::None,
                 ],
                 "v{v}"

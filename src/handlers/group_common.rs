@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use coordinator::{ErrorKind, GroupInstanceId, Reply};
+use coordinator::{
+    CommitPartition, CommitTopic, ErrorKind, GroupInstanceId, LeaderEpoch, Offset, PartitionIndex,
+    Reply, TopicName,
+};
 use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
 
@@ -56,4 +59,41 @@ pub fn str_bytes(s: impl Into<String>) -> StrBytes {
 /// The client's address as Kafka shows it in DescribeGroups (`/10.0.0.5`).
 pub fn client_host(ctx: &RequestContext) -> String {
     format!("/{}", ctx.peer.ip())
+}
+
+/// One partition of an OffsetCommit or TxnOffsetCommit as it came off the wire (the two
+/// requests carry the same fields in different structs).
+pub struct WireCommit<'a> {
+    pub partition: i32,
+    pub offset: i64,
+    /// −1 where the request's version carries no leader epoch.
+    pub leader_epoch: i32,
+    pub metadata: Option<&'a StrBytes>,
+}
+
+/// The commit's topics for the coordinator, each partition marked known or not against the
+/// replicated topic metadata (an unknown one is answered UNKNOWN_TOPIC_OR_PARTITION).
+pub fn commit_topics<'a, P>(
+    groups: &GroupCoordinator,
+    topics: impl IntoIterator<Item = (&'a StrBytes, P)>,
+) -> Vec<CommitTopic>
+where
+    P: IntoIterator<Item = WireCommit<'a>>,
+{
+    topics
+        .into_iter()
+        .map(|(name, partitions)| CommitTopic {
+            name: TopicName::new(name.as_str()),
+            partitions: partitions
+                .into_iter()
+                .map(|p| CommitPartition {
+                    partition: PartitionIndex(p.partition),
+                    offset: Offset(p.offset),
+                    leader_epoch: LeaderEpoch(p.leader_epoch),
+                    metadata: p.metadata.map(to_str),
+                    partition_known: groups.partition_known(name.as_str(), p.partition),
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -2,7 +2,8 @@
 //! each resource all or nothing, as one replicated change of the topic (see
 //! `Broker::alter_topic_configs`); `validate_only` checks without writing. On BROKER resources
 //! only the replicated cluster configuration's keys change, through the empty name
-//! (`config_entries::alter_broker`); other types are not served.
+//! (`config_entries::alter_broker`); GROUP resources through `group_configs`; other types
+//! are not served.
 
 use std::collections::BTreeSet;
 
@@ -13,8 +14,9 @@ use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
 
 use super::config_entries::{
-    alter_broker, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_TOPIC,
+    alter_broker, broker_target, unserved_resource, RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC,
 };
+use super::group_configs::Change;
 use super::RequestContext;
 use crate::errors::to_kafka_error;
 use crate::topics::AlterOp;
@@ -143,6 +145,21 @@ async fn alter(
             }
             alter_broker(&ctx.broker, target, changes, false, validate_only).await
         }
+        RESOURCE_GROUP => {
+            let changes = ops
+                .into_iter()
+                .map(|(k, op)| {
+                    let c = match op {
+                        AlterOp::Set(v) => Change::Set(v),
+                        AlterOp::Delete => Change::Delete,
+                        AlterOp::Append(v) => Change::Append(v),
+                        AlterOp::Subtract(v) => Change::Subtract(v),
+                    };
+                    (k, c)
+                })
+                .collect();
+            super::group_configs::alter(ctx, &name, changes, false, validate_only).await
+        }
         other => Err(unserved_resource(other)),
     }
 }
@@ -207,7 +224,8 @@ mod tests {
             ]);
             let resp = handle(&c, req).await;
             let codes: Vec<i16> = resp.responses.iter().map(|r| r.error_code).collect();
-            assert_eq!(codes, vec![0, 3, 40, 42], "v{v}");
+            // GROUP: this test broker runs no group coordinator (tests/group_configs.rs serves it).
+            assert_eq!(codes, vec![0, 3, 40, 15], "v{v}");
             let spec = b.catalog.topic("t").unwrap();
             assert_eq!(spec.configs.segment_bytes(), 2_097_152);
             assert_eq!(

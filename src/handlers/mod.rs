@@ -18,6 +18,7 @@ use crate::broker::Broker;
 use crate::cluster::BrokerEndpoint;
 use crate::config::AdvertisedListener;
 
+pub mod acl_common;
 pub mod add_offsets_to_txn;
 pub mod add_partitions_to_txn;
 pub mod alter_configs;
@@ -26,11 +27,14 @@ pub mod api_versions;
 pub mod config_entries;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
+pub mod create_acls;
 pub mod create_partitions;
 pub mod create_topics;
+pub mod delete_acls;
 pub mod delete_groups;
 pub mod delete_records;
 pub mod delete_topics;
+pub mod describe_acls;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
@@ -41,6 +45,7 @@ pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod group_common;
+pub mod group_configs;
 pub mod group_limits;
 pub mod heartbeat;
 pub mod incremental_alter_configs;
@@ -61,6 +66,10 @@ pub mod sync_group;
 pub mod txn_common;
 pub mod txn_offset_commit;
 pub mod write_txn_markers;
+// Transaction operator APIs (decision 0143).
+pub mod describe_producers;
+pub mod describe_transactions;
+pub mod list_transactions;
 
 /// What a handler knows about the request besides its body.
 #[derive(Debug, Clone)]
@@ -224,6 +233,11 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         RequestKind::AlterUserScramCredentials(r) => ResponseKind::AlterUserScramCredentials(
             alter_user_scram_credentials::handle(ctx, r).await,
         ),
+        RequestKind::DescribeAcls(r) => {
+            ResponseKind::DescribeAcls(describe_acls::handle(ctx, r).await)
+        }
+        RequestKind::CreateAcls(r) => ResponseKind::CreateAcls(create_acls::handle(ctx, r).await),
+        RequestKind::DeleteAcls(r) => ResponseKind::DeleteAcls(delete_acls::handle(ctx, r).await),
         RequestKind::AddPartitionsToTxn(r) => {
             ResponseKind::AddPartitionsToTxn(add_partitions_to_txn::handle(ctx, r).await)
         }
@@ -236,6 +250,15 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
         }
         RequestKind::WriteTxnMarkers(r) => {
             ResponseKind::WriteTxnMarkers(write_txn_markers::handle(ctx, r).await)
+        }
+        RequestKind::DescribeTransactions(r) => {
+            ResponseKind::DescribeTransactions(describe_transactions::handle(ctx, r).await)
+        }
+        RequestKind::ListTransactions(r) => {
+            ResponseKind::ListTransactions(list_transactions::handle(ctx, r).await)
+        }
+        RequestKind::DescribeProducers(r) => {
+            ResponseKind::DescribeProducers(describe_producers::handle(ctx, r).await)
         }
         RequestKind::SaslHandshake(r) => ResponseKind::SaslHandshake(sasl::handshake(ctx, r)),
         RequestKind::SaslAuthenticate(r) => {
@@ -285,11 +308,17 @@ pub fn api_name(key: ApiKey) -> &'static str {
         ApiKey::SaslAuthenticate => "SaslAuthenticate",
         ApiKey::DescribeUserScramCredentials => "DescribeUserScramCredentials",
         ApiKey::AlterUserScramCredentials => "AlterUserScramCredentials",
+        ApiKey::DescribeAcls => "DescribeAcls",
+        ApiKey::CreateAcls => "CreateAcls",
+        ApiKey::DeleteAcls => "DeleteAcls",
         ApiKey::AddPartitionsToTxn => "AddPartitionsToTxn",
         ApiKey::AddOffsetsToTxn => "AddOffsetsToTxn",
         ApiKey::EndTxn => "EndTxn",
         ApiKey::TxnOffsetCommit => "TxnOffsetCommit",
         ApiKey::WriteTxnMarkers => "WriteTxnMarkers",
+        ApiKey::DescribeTransactions => "DescribeTransactions",
+        ApiKey::ListTransactions => "ListTransactions",
+        ApiKey::DescribeProducers => "DescribeProducers",
         _ => "Other",
     }
 }
@@ -337,6 +366,7 @@ pub(crate) mod test_support {
             .unwrap(),
         );
         let (_tx, shutdown) = tokio::sync::watch::channel(false);
+        let config_authorizer = config.authorizer.clone();
         Arc::new(Broker {
             cluster: Arc::new(SingleNode {
                 endpoint: BrokerEndpoint {
@@ -352,6 +382,10 @@ pub(crate) mod test_support {
             data,
             shutdown,
             groups: None,
+            authorizer: Arc::new(crate::security::authorizer::Authorizer::new(
+                config_authorizer,
+                None,
+            )),
         })
     }
 
@@ -448,6 +482,9 @@ pub(crate) mod test_support {
             ApiKey::AlterUserScramCredentials => {
                 RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest::default())
             }
+            ApiKey::DescribeAcls => RequestKind::DescribeAcls(DescribeAclsRequest::default()),
+            ApiKey::CreateAcls => RequestKind::CreateAcls(CreateAclsRequest::default()),
+            ApiKey::DeleteAcls => RequestKind::DeleteAcls(DeleteAclsRequest::default()),
             ApiKey::AddPartitionsToTxn => {
                 RequestKind::AddPartitionsToTxn(AddPartitionsToTxnRequest::default())
             }
@@ -461,29 +498,57 @@ pub(crate) mod test_support {
             ApiKey::WriteTxnMarkers => {
                 RequestKind::WriteTxnMarkers(WriteTxnMarkersRequest::default())
             }
+            ApiKey::DescribeTransactions => {
+                RequestKind::DescribeTransactions(DescribeTransactionsRequest::default())
+            }
+            ApiKey::ListTransactions => {
+                RequestKind::ListTransactions(ListTransactionsRequest::default())
+            }
+            ApiKey::DescribeProducers => {
+                RequestKind::DescribeProducers(DescribeProducersRequest::default())
+            }
             other => panic!("add a default request for {other:?}"),
         }
     }
 
     /// An uncompressed batch of `n` records, as a client sends it.
     pub fn plain_batch(n: usize) -> bytes::Bytes {
+        client_batch(None, n, false, |_| bytes::Bytes::from(vec![b'v'; 10]))
+    }
+
+    /// An uncompressed batch of `n` records with values `value(i)`, timestamps from 1,000; an
+    /// idempotent one when `producer` is `Some((id, epoch, first_sequence))`, transactional
+    /// when asked.
+    pub fn client_batch(
+        producer: Option<(i64, i16, i32)>,
+        n: usize,
+        transactional: bool,
+        value: impl Fn(usize) -> bytes::Bytes,
+    ) -> bytes::Bytes {
         use kafka_protocol::records::{
             Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
         };
+        let (pid, epoch, seq0) = producer.unwrap_or((-1, -1, -1));
         let records: Vec<Record> = (0..n)
             .map(|i| Record {
-                transactional: false,
+                transactional,
                 control: false,
                 delete_horizon: false,
                 partition_leader_epoch: -1,
-                producer_id: -1,
-                producer_epoch: -1,
+                producer_id: pid,
+                producer_epoch: epoch,
                 timestamp_type: TimestampType::Creation,
                 offset: i as i64,
-                sequence: i as i32 - 1,
+                // The encoder starts a new batch when `offset - sequence` changes: keep it
+                // constant, also without a producer.
+                sequence: if seq0 >= 0 {
+                    seq0 + i as i32
+                } else {
+                    i as i32 - 1
+                },
                 timestamp: 1_000 + i as i64,
                 key: None,
-                value: Some(bytes::Bytes::from(vec![b'v'; 10])),
+                value: Some(value(i)),
                 headers: Default::default(),
             })
             .collect();

@@ -2,17 +2,15 @@
 //! committed through Raft (on one node: fsynced). Unknown topics and partitions are checked
 //! against the replicated topic metadata before the command is submitted, as KafkaApis does.
 
-use coordinator::{
-    ApiVersion, CommitOffsets, CommitPartition, CommitTopic, Generation, GroupId, LeaderEpoch,
-    MemberId, Offset, PartitionIndex, Reply, TopicName, TopicResults,
-};
+use coordinator::{ApiVersion, CommitOffsets, Generation, GroupId, MemberId, Reply, TopicResults};
 use kafka_protocol::messages::offset_commit_response::{
     OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
 
 use super::group_common::{
-    domain_code, failure_code, groups, instance_id, str_bytes, to_str, unexpected,
+    commit_topics, domain_code, failure_code, groups, instance_id, str_bytes, unexpected,
+    WireCommit,
 };
 use super::RequestContext;
 use crate::group_coordinator::{metrics as gm, GroupError};
@@ -80,24 +78,18 @@ async fn commit(
 ) -> Result<TopicResults, GroupError> {
     let groups = groups(ctx)?;
     let v = ctx.version;
-    let topics: Vec<CommitTopic> = req
-        .topics
-        .iter()
-        .map(|t| CommitTopic {
-            name: TopicName::new(t.name.0.as_str()),
-            partitions: t
-                .partitions
-                .iter()
-                .map(|p| CommitPartition {
-                    partition: PartitionIndex(p.partition_index),
-                    offset: Offset(p.committed_offset),
-                    leader_epoch: LeaderEpoch(if v >= 6 { p.committed_leader_epoch } else { -1 }),
-                    metadata: p.committed_metadata.as_ref().map(to_str),
-                    partition_known: groups.partition_known(t.name.0.as_str(), p.partition_index),
-                })
-                .collect(),
-        })
-        .collect();
+    let topics = commit_topics(
+        groups,
+        req.topics.iter().map(|t| {
+            let partitions = t.partitions.iter().map(|p| WireCommit {
+                partition: p.partition_index,
+                offset: p.committed_offset,
+                leader_epoch: if v >= 6 { p.committed_leader_epoch } else { -1 },
+                metadata: p.committed_metadata.as_ref(),
+            });
+            (&t.name.0, partitions)
+        }),
+    );
     let partitions: usize = topics.iter().map(|t| t.partitions.len()).sum();
     let command = CommitOffsets {
         api_version: ApiVersion(v),

@@ -5,17 +5,16 @@
 //! commits. Unknown topics and partitions are checked against the replicated topic metadata
 //! before the command is submitted, as KafkaApis does. v4+ (KIP-890) is not served.
 
-use coordinator::{
-    CommitPartition, CommitTopic, Generation, GroupId, LeaderEpoch, MemberId, Offset,
-    PartitionIndex, Reply, TopicName, WriteCommand,
-};
+use coordinator::{Generation, GroupId, MemberId, Reply, WriteCommand};
 use kafka_protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
 use kafka_protocol::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use protocol::ErrorCode;
 
-use super::group_common::{failure_code, groups, instance_id, str_bytes, to_str, unexpected};
+use super::group_common::{
+    commit_topics, failure_code, groups, instance_id, str_bytes, unexpected, WireCommit,
+};
 use super::txn_common::{fenced_since, producer, txn_code};
 use super::RequestContext;
 
@@ -26,24 +25,18 @@ pub async fn handle(ctx: &RequestContext, req: TxnOffsetCommitRequest) -> TxnOff
         Err(e) => return refused(ctx, &req, failure_code(ctx, &e)),
     };
     let v = ctx.version;
-    let topics: Vec<CommitTopic> = req
-        .topics
-        .iter()
-        .map(|t| CommitTopic {
-            name: TopicName::new(t.name.0.as_str()),
-            partitions: t
-                .partitions
-                .iter()
-                .map(|p| CommitPartition {
-                    partition: PartitionIndex(p.partition_index),
-                    offset: Offset(p.committed_offset),
-                    leader_epoch: LeaderEpoch(if v >= 2 { p.committed_leader_epoch } else { -1 }),
-                    metadata: p.committed_metadata.as_ref().map(to_str),
-                    partition_known: groups.partition_known(t.name.0.as_str(), p.partition_index),
-                })
-                .collect(),
-        })
-        .collect();
+    let topics = commit_topics(
+        groups,
+        req.topics.iter().map(|t| {
+            let partitions = t.partitions.iter().map(|p| WireCommit {
+                partition: p.partition_index,
+                offset: p.committed_offset,
+                leader_epoch: if v >= 2 { p.committed_leader_epoch } else { -1 },
+                metadata: p.committed_metadata.as_ref(),
+            });
+            (&t.name.0, partitions)
+        }),
+    );
     let command = coordinator::TxnOffsetCommit {
         producer: producer(
             ctx,

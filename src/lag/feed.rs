@@ -195,6 +195,8 @@ impl LagFeed {
                 Record::Topic { .. } | Record::Transaction { .. } | Record::TxnOffsets { .. } => {
                     continue
                 }
+                // A group's config overrides: no lag changes.
+                Record::GroupConfig { .. } => continue,
             };
             if !touched.contains(&group) {
                 touched.push(group);

@@ -9,6 +9,7 @@
 //!   catalog: RaftCatalog (TopicCatalog, producer ids), RaftCluster (ClusterView) ─► node
 //! ```
 
+pub mod acls;
 pub mod args;
 pub mod catalog;
 pub mod cluster_config;

@@ -92,4 +92,19 @@ pub struct SecurityArgs {
     /// accepted, else it is closed.
     #[arg(long, default_value_t = AUTHENTICATION_TIMEOUT_MS_DEFAULT)]
     pub authentication_timeout_ms: u64,
+
+    /// `none`: every principal may do everything (Kafka without `authorizer.class.name`; the
+    /// ACL APIs answer SECURITY_DISABLED). `acl`: Kafka's StandardAuthorizer over the
+    /// cluster's replicated ACLs (CreateAcls/DeleteAcls, `cohort acls`).
+    #[arg(long, default_value = "none")]
+    pub authorizer: String,
+
+    /// Kafka's `super.users`: principals allowed everything, `User:a;User:b`.
+    #[arg(long, default_value = "")]
+    pub super_users: String,
+
+    /// Kafka's `allow.everyone.if.no.acl.found`: a resource without any ACL is open to all
+    /// (default: only super users may use it).
+    #[arg(long)]
+    pub allow_everyone_if_no_acl_found: bool,
 }

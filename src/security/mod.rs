@@ -11,6 +11,7 @@
 //! from a node-local file. Both are kept only as salted hashes.
 
 pub mod args;
+pub mod authorizer;
 pub mod credentials;
 pub mod listeners;
 pub mod principal;

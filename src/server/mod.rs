@@ -211,11 +211,13 @@ impl Server {
             &config.data_dir,
             config.disk_reserve_bytes,
         ));
+        let txn_gauges = Arc::new(crate::txn_metrics::TxnGauges::default());
         let http_routes = Arc::new(crate::http::Routes {
             lag: lag.clone(),
             readiness: readiness.clone(),
             open_files: open_files.clone(),
             disk: disk.clone(),
+            txn: txn_gauges.clone(),
         });
         let http_task = tokio::spawn(crate::http::run(
             http_listener,
@@ -265,6 +267,7 @@ impl Server {
                 }),
             },
         )?);
+        txn_gauges.attach(&data);
         // Before the reconcile task, which waits for it to act on the deletions applied so far.
         let deletions_task = tokio::spawn(crate::replicated::follow_topic_deletions(
             groups.clone(),
@@ -317,6 +320,10 @@ impl Server {
                 rack: None,
             },
         ));
+        let authorizer = Arc::new(crate::security::authorizer::Authorizer::new(
+            config.authorizer.clone(),
+            Some(groups.node().clone()),
+        ));
         let broker = Arc::new(Broker {
             config,
             cluster,
@@ -325,6 +332,7 @@ impl Server {
             data,
             shutdown: shutdown_rx.clone(),
             groups: Some(groups.clone()),
+            authorizer,
         });
         // Prepared transactions wait for the data plane before their markers are written.
         groups.attach_marker_log(Arc::new(

@@ -132,12 +132,27 @@ pub mod batches {
     /// One uncompressed v2 batch of `values`, timestamps `ts0, ts0+1, ...`; an idempotent one
     /// when `producer` is `Some((id, epoch, first_sequence))`.
     pub fn batch(values: &[&[u8]], ts0: i64, producer: Option<(i64, i16, i32)>) -> Bytes {
+        encode(values, ts0, producer, false)
+    }
+
+    /// The same batch as part of its producer's transaction (the header's transactional bit).
+    #[allow(dead_code)] // not every test binary writes transactions
+    pub fn transactional_batch(values: &[&[u8]], ts0: i64, producer: (i64, i16, i32)) -> Bytes {
+        encode(values, ts0, Some(producer), true)
+    }
+
+    fn encode(
+        values: &[&[u8]],
+        ts0: i64,
+        producer: Option<(i64, i16, i32)>,
+        transactional: bool,
+    ) -> Bytes {
         let (pid, epoch, seq0) = producer.unwrap_or((-1, -1, -1));
         let records: Vec<Record> = values
             .iter()
             .enumerate()
             .map(|(i, v)| Record {
-                transactional: false,
+                transactional,
                 control: false,
                 delete_horizon: false,
                 partition_leader_epoch: -1,

@@ -110,10 +110,33 @@ impl Flat {
     }
 }
 
-/// Each member's subscribed topics as spec topic indexes (unknown ids dropped), sorted.
-/// Members with the same subscription list share one conversion (the common case is that all
-/// members subscribe alike, and converting each would dominate a large homogeneous group).
-pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Vec<Vec<usize>> {
+/// The members' subscriptions as spec topic indexes (unknown ids dropped, sorted), each
+/// distinct one converted once: members mostly subscribe alike (one list in a homogeneous
+/// group, a few in most others), and converting or comparing each member's list would
+/// dominate a large group.
+pub(crate) struct Subscriptions {
+    /// The distinct converted lists.
+    pub(crate) distinct: Vec<Vec<usize>>,
+    /// Per member (in spec order), its index in `distinct`.
+    pub(crate) of_member: Vec<usize>,
+}
+
+impl Subscriptions {
+    /// Member `i`'s subscribed topic indexes.
+    pub(crate) fn of(&self, member: usize) -> &[usize] {
+        self.of_member
+            .get(member)
+            .and_then(|d| self.distinct.get(*d))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Every member with its subscribed topic indexes, in spec order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[usize]> + '_ {
+        (0..self.of_member.len()).map(|i| self.of(i))
+    }
+}
+
+pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Subscriptions {
     let convert = |subscribed: &[TopicId]| {
         let mut v: Vec<usize> = subscribed
             .iter()
@@ -123,28 +146,40 @@ pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Vec<Vec<usize>> {
         v.dedup();
         v
     };
-    let mut out: Vec<Vec<usize>> = Vec::with_capacity(spec.members.len());
-    let mut last: Option<(&[TopicId], usize)> = None;
+    let mut by_ids: BTreeMap<&[TopicId], usize> = BTreeMap::new();
+    let mut by_indexes: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
+    let mut distinct: Vec<Vec<usize>> = Vec::new();
+    let mut of_member = Vec::with_capacity(spec.members.len());
     for m in &spec.members {
-        match last {
-            Some((subscribed, at)) if subscribed == m.subscribed.as_slice() => {
-                let same = out[at].clone();
-                out.push(same);
+        let at = match by_ids.get(m.subscribed.as_slice()) {
+            Some(at) => *at,
+            None => {
+                // Two id lists may name the same known topics (unknown ids are dropped).
+                let converted = convert(&m.subscribed);
+                let at = match by_indexes.get(&converted) {
+                    Some(at) => *at,
+                    None => {
+                        distinct.push(converted.clone());
+                        by_indexes.insert(converted, distinct.len() - 1);
+                        distinct.len() - 1
+                    }
+                };
+                by_ids.insert(m.subscribed.as_slice(), at);
+                at
             }
-            _ => {
-                last = Some((m.subscribed.as_slice(), out.len()));
-                out.push(convert(&m.subscribed));
-            }
-        }
+        };
+        of_member.push(at);
     }
-    out
+    Subscriptions {
+        distinct,
+        of_member,
+    }
 }
 
 /// Turns an owner per flat partition into one assignment per member. Partitions are visited
 /// in (topic id, partition) order, so each member's are already sorted.
 pub(crate) fn collect(spec: &GroupSpec, flat: &Flat, owner: &[u32]) -> GroupAssignment {
-    let mut topics: Vec<BTreeMap<TopicId, Vec<PartitionIndex>>> =
-        vec![BTreeMap::new(); spec.members.len()];
+    let mut topics: Vec<Vec<(TopicId, Vec<PartitionIndex>)>> = vec![Vec::new(); spec.members.len()];
     for (t, topic) in spec.topics.iter().enumerate() {
         let start = flat.start.get(t).copied().unwrap_or(0);
         let owners = owner
@@ -152,17 +187,18 @@ pub(crate) fn collect(spec: &GroupSpec, flat: &Flat, owner: &[u32]) -> GroupAssi
             .unwrap_or_default();
         for (p, o) in owners.iter().enumerate() {
             if let Some(member) = topics.get_mut(*o as usize) {
-                member
-                    .entry(topic.id)
-                    .or_default()
-                    .push(PartitionIndex(i32::try_from(p).unwrap_or(i32::MAX)));
+                let partition = PartitionIndex(i32::try_from(p).unwrap_or(i32::MAX));
+                match member.last_mut() {
+                    Some((id, partitions)) if *id == topic.id => partitions.push(partition),
+                    _ => member.push((topic.id, vec![partition])),
+                }
             }
         }
     }
     GroupAssignment {
         members: topics
             .into_iter()
-            .map(Assignment::from_sorted_topics)
+            .map(|t| Assignment::from_sorted_topics(t.into_iter().collect::<BTreeMap<_, _>>()))
             .collect(),
     }
 }

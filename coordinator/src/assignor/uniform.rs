@@ -14,7 +14,9 @@
 //! order). One pass over the topics, O(subscribers · log partitions) each: no search, no
 //! iteration to a fixed point.
 
-use super::{collect, subscribed_indexes, Assignor, Flat, GroupAssignment, GroupSpec, NONE};
+use super::{
+    collect, subscribed_indexes, Assignor, Flat, GroupAssignment, GroupSpec, Subscriptions, NONE,
+};
 
 /// See the module docs.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,12 +34,10 @@ impl Assignor for UniformAssignor {
     fn assign(&self, spec: &GroupSpec) -> GroupAssignment {
         let flat = Flat::new(spec);
         let subs = subscribed_indexes(spec);
-        let owner = match subs.split_first() {
-            None => Vec::new(),
-            Some((first, rest)) if rest.iter().all(|s| s == first) => {
-                homogeneous(spec, &flat, first)
-            }
-            Some(_) => heterogeneous(spec, &flat, &subs),
+        let owner = match subs.distinct.as_slice() {
+            _ if spec.members.is_empty() => Vec::new(),
+            [only] => homogeneous(spec, &flat, only),
+            _ => heterogeneous(spec, &flat, &subs),
         };
         collect(spec, &flat, &owner)
     }
@@ -114,7 +114,7 @@ fn homogeneous(spec: &GroupSpec, flat: &Flat, subscribed: &[usize]) -> Vec<u32> 
     owner
 }
 
-fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &[Vec<usize>]) -> Vec<u32> {
+fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &Subscriptions) -> Vec<u32> {
     let members = spec.members.len();
     let mut owner = vec![NONE; flat.total];
     let mut subscribers: Vec<Vec<u32>> = vec![Vec::new(); spec.topics.len()];
@@ -125,8 +125,10 @@ fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &[Vec<usize>]) -> Vec<u32>
             }
         }
     }
-    // Fair share: each topic split evenly among its subscribers.
-    let share: Vec<usize> = subs
+    // Fair share: each topic split evenly among its subscribers (once per distinct
+    // subscription).
+    let distinct_share: Vec<usize> = subs
+        .distinct
         .iter()
         .map(|topics| {
             let exact: f64 = topics
@@ -140,6 +142,11 @@ fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &[Vec<usize>]) -> Vec<u32>
             exact.ceil() as usize
         })
         .collect();
+    let share: Vec<usize> = subs
+        .of_member
+        .iter()
+        .map(|d| distinct_share.get(*d).copied().unwrap_or(0))
+        .collect();
     let mut load = vec![0usize; members];
 
     for (i, member) in spec.members.iter().enumerate() {
@@ -150,7 +157,7 @@ fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &[Vec<usize>]) -> Vec<u32>
             let Some(topic) = Flat::topic_index(spec, topic_id) else {
                 continue;
             };
-            if !subscribes(&subs[i], topic) {
+            if !subscribes(subs.of(i), topic) {
                 continue;
             }
             let Some(f) = flat.flat(spec, topic, partition) else {

@@ -307,6 +307,7 @@ fn join_or_heartbeat(
     groups: &GroupIndex,
     c: &ConsumerGroupHeartbeat,
 ) -> Result<Outcome, Failure> {
+    let overrides = groups.group_configs.get(&c.group_id);
     let joining = c.member_epoch == 0;
     let not_found = || {
         (
@@ -550,7 +551,9 @@ fn join_or_heartbeat(
             group_id: c.group_id.clone(),
             member_id: member_id.clone(),
         },
-        at_ms: c.now_ms.plus_ms(i64::from(session_timeout_ms(config))),
+        at_ms: c
+            .now_ms
+            .plus_ms(i64::from(session_timeout_ms(config, overrides))),
     });
 
     let full_request = joining
@@ -562,7 +565,7 @@ fn join_or_heartbeat(
         error_message: None,
         member_id: Some(member_id.clone()),
         member_epoch: next.member_epoch,
-        heartbeat_interval_ms: heartbeat_interval_ms(config),
+        heartbeat_interval_ms: heartbeat_interval_ms(config, overrides),
         assignment: (full_request || assignment_changed || next.assigned != base_current.assigned)
             .then(|| next.assigned.clone()),
     };

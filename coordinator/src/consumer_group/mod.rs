@@ -31,14 +31,32 @@ use crate::timer::TimerOp;
 use plan::Plan;
 pub use target::AssignmentJob;
 
-/// The session timeout the broker gives consumer-protocol members.
-pub(crate) fn session_timeout_ms(config: &Config) -> i32 {
-    config.consumer_session_timeout_ms
+/// The session timeout the broker gives consumer-protocol members: the group's
+/// `consumer.session.timeout.ms` override, else `group.consumer.session.timeout.ms`.
+pub(crate) fn session_timeout_ms(
+    config: &Config,
+    overrides: Option<&crate::group_config::GroupConfigs>,
+) -> i32 {
+    crate::group_config::effective(
+        config,
+        overrides,
+        crate::group_config::CONSUMER_SESSION_TIMEOUT_MS,
+    )
+    .unwrap_or(config.consumer_session_timeout_ms)
 }
 
-/// The heartbeat interval the broker tells consumer-protocol members.
-pub(crate) fn heartbeat_interval_ms(config: &Config) -> i32 {
-    config.consumer_heartbeat_interval_ms
+/// The heartbeat interval the broker tells consumer-protocol members: the group's
+/// `consumer.heartbeat.interval.ms` override, else `group.consumer.heartbeat.interval.ms`.
+pub(crate) fn heartbeat_interval_ms(
+    config: &Config,
+    overrides: Option<&crate::group_config::GroupConfigs>,
+) -> i32 {
+    crate::group_config::effective(
+        config,
+        overrides,
+        crate::group_config::CONSUMER_HEARTBEAT_INTERVAL_MS,
+    )
+    .unwrap_or(config.consumer_heartbeat_interval_ms)
 }
 
 /// Removes a member (Kafka's `consumerGroupFenceMember`): its records become tombstones, the

@@ -55,6 +55,7 @@ pub(crate) fn arm_all(
     group: &ConsumerGroup,
     now: TimestampMs,
     config: &Config,
+    overrides: Option<&crate::group_config::GroupConfigs>,
     timers: &mut Vec<TimerOp>,
 ) {
     for (member_id, member) in &group.members {
@@ -63,7 +64,7 @@ pub(crate) fn arm_all(
                 group_id: group_id.clone(),
                 member_id: MemberId::clone(member_id),
             },
-            at_ms: now.plus_ms(i64::from(session_timeout_ms(config))),
+            at_ms: now.plus_ms(i64::from(session_timeout_ms(config, overrides))),
         });
         let current = group.current_of(member_id);
         if current.state == MemberState::UnrevokedPartitions {

@@ -50,6 +50,9 @@ pub(crate) struct GroupIndex {
     /// The topics as the coordinator knows them (ids, partition counts): what consumer groups
     /// subscribe to and are assigned from.
     pub(crate) topic_image: TopicImage,
+    /// Per-group config overrides (GroupConfig records), apart from the table: a group may
+    /// have overrides before it has members or offsets.
+    pub(crate) group_configs: BTreeMap<GroupId, crate::record::group_config::GroupConfigs>,
 }
 
 impl GroupIndex {
@@ -190,6 +193,14 @@ impl GroupIndex {
                 group.into_iter().chain(consumer).chain(offsets)
             })
             .chain(self.topic_image.records())
+            .chain(
+                self.group_configs
+                    .iter()
+                    .map(|(group_id, c)| Record::GroupConfig {
+                        group_id: group_id.clone(),
+                        value: Some(c.clone()),
+                    }),
+            )
     }
 
     /// A form that does not depend on interning order, for equality.
@@ -351,6 +362,31 @@ impl GroupIndex {
 
     pub(crate) fn put_topic(&mut self, name: &TopicName, value: Option<&TopicValue>) {
         self.topic_image.put(name, value);
+    }
+
+    pub(crate) fn put_group_config(
+        &mut self,
+        group_id: &GroupId,
+        value: Option<&crate::record::group_config::GroupConfigs>,
+    ) {
+        match value {
+            Some(v) if !v.is_empty() => {
+                self.group_configs.insert(group_id.clone(), v.clone());
+            }
+            _ => {
+                self.group_configs.remove(group_id);
+            }
+        }
+    }
+
+    /// The tombstone of a group's config overrides, if it has any (the group is deleted).
+    pub(crate) fn group_config_tombstone(&self, group_id: &GroupId) -> Option<Record> {
+        self.group_configs
+            .contains_key(group_id)
+            .then(|| Record::GroupConfig {
+                group_id: group_id.clone(),
+                value: None,
+            })
     }
 }
 

@@ -36,10 +36,14 @@ impl Assignment {
     }
 
     /// One topic's partitions, already sorted and unique (the codec checks it on decode).
-    pub(crate) fn from_sorted_topics(topics: BTreeMap<TopicId, Vec<PartitionIndex>>) -> Assignment {
-        Assignment {
-            topics: topics.into_iter().filter(|(_, p)| !p.is_empty()).collect(),
+    pub(crate) fn from_sorted_topics(
+        mut topics: BTreeMap<TopicId, Vec<PartitionIndex>>,
+    ) -> Assignment {
+        // Rebuilt only when a topic is empty (never, from the assignors).
+        if topics.values().any(Vec::is_empty) {
+            topics.retain(|_, p| !p.is_empty());
         }
+        Assignment { topics }
     }
 
     pub fn is_empty(&self) -> bool {

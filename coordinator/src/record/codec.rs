@@ -220,6 +220,9 @@ pub(crate) fn encode_key(key: &RecordKey) -> Vec<u8> {
         RecordKey::Transaction { .. } | RecordKey::TxnOffsets { .. } => {
             super::codec_txn::encode_key(&mut w, key)
         }
+        RecordKey::GroupConfig { group_id } => {
+            super::codec_group_config::encode_key(&mut w, group_id)
+        }
         other => super::codec_consumer::encode_key(&mut w, other),
     }
     w.0
@@ -238,6 +241,9 @@ pub(crate) fn decode_key(bytes: &[u8]) -> Result<RecordKey, DecodeError> {
         },
         tag @ (super::codec_txn::KEY_TRANSACTION | super::codec_txn::KEY_TXN_OFFSETS) => {
             super::codec_txn::decode_key(&mut r, tag)?
+        }
+        super::codec_group_config::KEY_GROUP_CONFIG => {
+            super::codec_group_config::decode_key(&mut r)?
         }
         other => super::codec_consumer::decode_key(&mut r, other)?,
     };
@@ -264,6 +270,9 @@ pub(crate) fn encode_value(record: &Record) -> Vec<u8> {
         }
         Record::Transaction { .. } | Record::TxnOffsets { .. } => {
             super::codec_txn::encode_value(&mut w, record)
+        }
+        Record::GroupConfig { value: Some(v), .. } => {
+            super::codec_group_config::encode_value(&mut w, v)
         }
         other => super::codec_consumer::encode_value(&mut w, other),
     }
@@ -395,6 +404,10 @@ pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<Record, DecodeError> {
         key @ (RecordKey::Transaction { .. } | RecordKey::TxnOffsets { .. }) => {
             super::codec_txn::decode_value(key, value)
         }
+        RecordKey::GroupConfig { group_id } => Ok(Record::GroupConfig {
+            group_id,
+            value: super::codec_group_config::decode_value(value)?,
+        }),
         other => super::codec_consumer::decode_value(other, value),
     }
 }

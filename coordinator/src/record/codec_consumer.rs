@@ -54,7 +54,8 @@ pub(super) fn encode_key(w: &mut Writer, key: &RecordKey) {
         RecordKey::OffsetCommit { .. }
         | RecordKey::GroupMetadata { .. }
         | RecordKey::Transaction { .. }
-        | RecordKey::TxnOffsets { .. } => return,
+        | RecordKey::TxnOffsets { .. }
+        | RecordKey::GroupConfig { .. } => return,
     };
     w.u16(tag);
     w.str(group.as_str());
@@ -295,7 +296,8 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
         RecordKey::OffsetCommit { .. }
         | RecordKey::GroupMetadata { .. }
         | RecordKey::Transaction { .. }
-        | RecordKey::TxnOffsets { .. } => return Err(DecodeError::InvalidField { field: "key" }),
+        | RecordKey::TxnOffsets { .. }
+        | RecordKey::GroupConfig { .. } => return Err(DecodeError::InvalidField { field: "key" }),
     };
     r.finish()?;
     Ok(record)

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 pub mod assignment;
 pub mod codec;
 mod codec_consumer;
+mod codec_group_config;
 mod codec_txn;
 pub mod consumer_group;
+pub mod group_config;
 pub mod group_metadata;
 pub mod offset_commit;
 pub mod transaction;
@@ -58,6 +60,9 @@ pub enum RecordKey {
     TxnOffsets {
         group_id: GroupId,
         producer_id: ProducerId,
+    },
+    GroupConfig {
+        group_id: GroupId,
     },
 }
 
@@ -118,6 +123,11 @@ pub enum Record {
         producer_id: ProducerId,
         value: Option<Box<TxnOffsetsValue>>,
     },
+    /// A group's config overrides (the GROUP config resource), or their removal.
+    GroupConfig {
+        group_id: GroupId,
+        value: Option<group_config::GroupConfigs>,
+    },
 }
 
 impl Record {
@@ -177,6 +187,9 @@ impl Record {
                 group_id: group_id.clone(),
                 producer_id: *producer_id,
             },
+            Record::GroupConfig { group_id, .. } => RecordKey::GroupConfig {
+                group_id: group_id.clone(),
+            },
         }
     }
 
@@ -191,6 +204,7 @@ impl Record {
             Record::Topic { value, .. } => value.is_none(),
             Record::Transaction { value, .. } => value.is_none(),
             Record::TxnOffsets { value, .. } => value.is_none(),
+            Record::GroupConfig { value, .. } => value.is_none(),
         }
     }
 }

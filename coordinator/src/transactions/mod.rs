@@ -15,6 +15,8 @@
 //! id is INVALID_PRODUCER_ID_MAPPING, another epoch PRODUCER_FENCED; a Prepare state answers
 //! CONCURRENT_TRANSACTIONS, which clients retry.
 
+pub(crate) mod admin;
+
 use crate::command::{
     AddOffsetsToTxn, AddPartitionsToTxn, EndTxn, InitTransactionalProducer, TxnMarkersWritten,
 };

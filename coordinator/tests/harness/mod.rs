@@ -187,6 +187,34 @@ impl Harness {
         outcome
     }
 
+    /// Alters a group's config overrides as every replica does (the replicated command's
+    /// apply), recording the record it writes, then checks replay equality.
+    pub fn alter_group_configs(
+        &mut self,
+        c: &coordinator::group_config::AlterGroupConfigs,
+    ) -> Result<coordinator::group_config::GroupConfigs, coordinator::group_config::GroupConfigError>
+    {
+        let before = self.state.group_configs(&c.group_id).cloned();
+        let result = self.state.alter_group_configs(c);
+        if let Ok(next) = &result {
+            self.records.extend(coordinator::group_config::record(
+                before.as_ref(),
+                &c.group_id,
+                next.clone(),
+            ));
+        }
+        for follower in &mut self.followers {
+            assert_eq!(
+                follower.alter_group_configs(c),
+                result,
+                "a follower decided otherwise"
+            );
+            assert_eq!(*follower, self.state, "a follower diverged");
+        }
+        self.check_replay();
+        result
+    }
+
     /// Starts a follower from an encoded snapshot of the current state.
     pub fn add_follower_from_snapshot(&mut self) {
         let encoded: Vec<(Vec<u8>, Vec<u8>)> = self

@@ -182,18 +182,106 @@ pub struct AuthorizerSettings {
 pub const WILDCARD: &str = "*";
 pub const WILDCARD_PRINCIPAL: &str = "User:*";
 
-/// The ACLs of a cluster, indexed by (resource type, pattern, name).
+/// How a filter matches an ACL's pattern type (Kafka's `PatternType` as a filter: ANY 1,
+/// MATCH 2, LITERAL 3, PREFIXED 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum AclPatternFilter {
+    /// Any pattern type; a name then matches the pattern's name exactly.
+    Any,
+    /// The patterns that would apply to a resource of that name: the literal name, the
+    /// literal `*`, and every PREFIXED pattern the name starts with.
+    Match,
+    /// This pattern type only, the name exactly.
+    Exactly(AclPatternType),
+}
+
+/// Kafka's `AclBindingFilter`: `None` is ANY (or a null name, principal, host).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct AclFilter {
+    pub resource_type: Option<AclResourceType>,
+    pub name: Option<String>,
+    pub pattern: AclPatternFilter,
+    pub principal: Option<String>,
+    pub host: Option<String>,
+    pub operation: Option<AclOperation>,
+    pub permission: Option<AclPermission>,
+}
+
+impl AclFilter {
+    /// Whether `acl` matches (Kafka's `ResourcePatternFilter.matches` and
+    /// `AccessControlEntryFilter.matches`).
+    pub fn matches(&self, acl: &AclBinding) -> bool {
+        self.matches_pattern(acl)
+            && self.principal.as_ref().is_none_or(|p| *p == acl.principal)
+            && self.host.as_ref().is_none_or(|h| *h == acl.host)
+            && self.operation.is_none_or(|o| o == acl.operation)
+            && self.permission.is_none_or(|p| p == acl.permission)
+    }
+
+    fn matches_pattern(&self, acl: &AclBinding) -> bool {
+        if self.resource_type.is_some_and(|t| t != acl.resource_type) {
+            return false;
+        }
+        if let AclPatternFilter::Exactly(p) = self.pattern {
+            if p != acl.pattern {
+                return false;
+            }
+        }
+        let Some(name) = &self.name else {
+            return true;
+        };
+        match (self.pattern, acl.pattern) {
+            (AclPatternFilter::Any | AclPatternFilter::Exactly(_), _) => *name == acl.name,
+            (AclPatternFilter::Match, AclPatternType::Literal) => {
+                *name == acl.name || acl.name == WILDCARD
+            }
+            (AclPatternFilter::Match, AclPatternType::Prefixed) => name.starts_with(&acl.name),
+        }
+    }
+}
+
+/// Why a new ACL is refused (Kafka answers INVALID_REQUEST with these messages).
+pub fn check_new_acl(acl: &AclBinding) -> Result<(), String> {
+    if acl.name.is_empty() {
+        return Err("Resource name should not be empty".to_owned());
+    }
+    if acl.resource_type == AclResourceType::Cluster && acl.name != CLUSTER_NAME {
+        return Err(format!(
+            "The only valid name for the CLUSTER resource is {CLUSTER_NAME}"
+        ));
+    }
+    match acl.principal.split_once(':') {
+        Some((kind, name)) if !kind.is_empty() && !name.is_empty() => Ok(()),
+        _ => Err(format!(
+            "Could not parse principal from `{}` (no colon is found separating the principal \
+             type from the principal name)",
+            acl.principal
+        )),
+    }
+}
+
+/// The name of the CLUSTER resource.
+pub const CLUSTER_NAME: &str = "kafka-cluster";
+
+/// The ACLs of a cluster, indexed by (resource type, pattern) then name: an authorization
+/// probes the literal name, the literal `*` and each prefix of the name (a map lookup each),
+/// never the other ACLs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AclTable {
-    by_resource: HashMap<(AclResourceType, AclPatternType, String), BTreeSet<AclBinding>>,
+    by_resource: HashMap<(AclResourceType, AclPatternType), HashMap<String, BTreeSet<AclBinding>>>,
     count: usize,
 }
 
 impl AclTable {
     /// Adds `acl`; false if it was there already.
     pub fn insert(&mut self, acl: AclBinding) -> bool {
-        let key = (acl.resource_type, acl.pattern, acl.name.clone());
-        let added = self.by_resource.entry(key).or_default().insert(acl);
+        let added = self
+            .by_resource
+            .entry((acl.resource_type, acl.pattern))
+            .or_default()
+            .entry(acl.name.clone())
+            .or_default()
+            .insert(acl);
         if added {
             self.count += 1;
         }
@@ -202,12 +290,18 @@ impl AclTable {
 
     /// Removes `acl`; false if it was not there.
     pub fn remove(&mut self, acl: &AclBinding) -> bool {
-        let key = (acl.resource_type, acl.pattern, acl.name.clone());
-        let Some(set) = self.by_resource.get_mut(&key) else {
+        let key = (acl.resource_type, acl.pattern);
+        let Some(names) = self.by_resource.get_mut(&key) else {
+            return false;
+        };
+        let Some(set) = names.get_mut(&acl.name) else {
             return false;
         };
         let removed = set.remove(acl);
         if set.is_empty() {
+            names.remove(&acl.name);
+        }
+        if names.is_empty() {
             self.by_resource.remove(&key);
         }
         if removed {
@@ -226,27 +320,65 @@ impl AclTable {
 
     /// Every ACL, in a stable order.
     pub fn iter(&self) -> impl Iterator<Item = &AclBinding> {
-        let mut all: Vec<&AclBinding> = self.by_resource.values().flatten().collect();
+        let mut all: Vec<&AclBinding> = self
+            .by_resource
+            .values()
+            .flat_map(HashMap::values)
+            .flatten()
+            .collect();
         all.sort();
         all.into_iter()
+    }
+
+    /// The ACLs `filter` matches, in a stable order (DescribeAcls).
+    pub fn describe(&self, filter: &AclFilter) -> Vec<AclBinding> {
+        self.iter().filter(|a| filter.matches(a)).cloned().collect()
+    }
+
+    /// CreateAcls: each ACL added unless refused (an ACL already there is a success, as in
+    /// Kafka's `AclControlManager.createAcls`); answers each in order.
+    pub fn create(&mut self, acls: Vec<AclBinding>) -> Vec<Result<(), String>> {
+        acls.into_iter()
+            .map(|acl| {
+                check_new_acl(&acl)?;
+                self.insert(acl);
+                Ok(())
+            })
+            .collect()
+    }
+
+    /// DeleteAcls: for each filter, the ACLs it matches in the table as the command found it
+    /// (an ACL matched by two filters is listed by both, removed once); all of them removed.
+    pub fn delete(&mut self, filters: &[AclFilter]) -> Vec<Vec<AclBinding>> {
+        let matched: Vec<Vec<AclBinding>> = filters.iter().map(|f| self.describe(f)).collect();
+        for acl in matched.iter().flatten() {
+            self.remove(acl);
+        }
+        matched
+    }
+
+    /// The state a snapshot holds.
+    pub fn restore(&mut self, acls: Vec<AclBinding>) {
+        *self = AclTable::default();
+        for acl in acls {
+            self.insert(acl);
+        }
     }
 
     /// The ACLs whose pattern matches `resource`: its literal name, the literal wildcard, and
     /// a PREFIXED pattern for every prefix of its name (one probe per prefix).
     fn matching<'a>(&'a self, resource: Resource<'a>) -> impl Iterator<Item = &'a AclBinding> {
         let t = resource.resource_type;
-        let literal = [resource.name, WILDCARD].into_iter().filter_map(move |n| {
-            self.by_resource
-                .get(&(t, AclPatternType::Literal, n.to_owned()))
-        });
+        let literal = self.by_resource.get(&(t, AclPatternType::Literal));
+        let prefixed = self.by_resource.get(&(t, AclPatternType::Prefixed));
+        let literal = [resource.name, WILDCARD]
+            .into_iter()
+            .filter_map(move |n| literal.and_then(|m| m.get(n)));
         let prefixes = resource
             .name
             .char_indices()
             .map(|(i, c)| &resource.name[..i + c.len_utf8()])
-            .filter_map(move |p| {
-                self.by_resource
-                    .get(&(t, AclPatternType::Prefixed, p.to_owned()))
-            });
+            .filter_map(move |p| prefixed.and_then(|m| m.get(p)));
         literal.chain(prefixes).flatten()
     }
 
@@ -697,6 +829,118 @@ mod tests {
         );
         assert_eq!(
             t.authorize(&s, "User:a", "h", Read, topic("topic-10000")),
+            Decision::Denied
+        );
+    }
+
+    fn filter(
+        t: Option<AclResourceType>,
+        name: Option<&str>,
+        pattern: AclPatternFilter,
+    ) -> AclFilter {
+        AclFilter {
+            resource_type: t,
+            name: name.map(str::to_owned),
+            pattern,
+            principal: None,
+            host: None,
+            operation: None,
+            permission: None,
+        }
+    }
+
+    /// Kafka's `ResourcePatternFilter.matches` / `AccessControlEntryFilter.matches`.
+    #[test]
+    fn filters_match_as_kafkas_binding_filters() {
+        use AclPatternFilter::{Any, Exactly, Match};
+        let lit = acl(Topic, "orders", Literal, "User:a", "*", Read, Allow);
+        let star = acl(Topic, "*", Literal, "User:a", "*", Read, Allow);
+        let pre = acl(Topic, "ord", Prefixed, "User:b", "10.0.0.1", Write, Deny);
+        let grp = acl(Group, "orders", Literal, "User:a", "*", Read, Allow);
+        let all = [&lit, &star, &pre, &grp];
+        let hits = |f: &AclFilter| -> Vec<usize> {
+            all.iter()
+                .enumerate()
+                .filter(|(_, a)| f.matches(a))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        // ANY type, ANY pattern, no name: everything.
+        assert_eq!(hits(&filter(None, None, Any)), vec![0, 1, 2, 3]);
+        // ANY pattern with a name: the exact name, whatever the pattern type.
+        assert_eq!(hits(&filter(Some(Topic), Some("orders"), Any)), vec![0]);
+        assert_eq!(hits(&filter(Some(Topic), Some("ord"), Any)), vec![2]);
+        // MATCH: what applies to the topic "orders": literal, wildcard, prefix.
+        assert_eq!(
+            hits(&filter(Some(Topic), Some("orders"), Match)),
+            vec![0, 1, 2]
+        );
+        assert_eq!(hits(&filter(Some(Topic), Some("other"), Match)), vec![1]);
+        // MATCH without a name: every pattern type.
+        assert_eq!(hits(&filter(Some(Topic), None, Match)), vec![0, 1, 2]);
+        // An exact pattern type.
+        assert_eq!(hits(&filter(Some(Topic), None, Exactly(Prefixed))), vec![2]);
+        assert_eq!(
+            hits(&filter(None, Some("orders"), Exactly(Literal))),
+            vec![0, 3]
+        );
+        // A prefixed filter name compares whole, not as a prefix.
+        assert!(hits(&filter(Some(Topic), Some("orders"), Exactly(Prefixed))).is_empty());
+        // Entry filters.
+        let mut f = filter(None, None, Any);
+        f.principal = Some("User:b".into());
+        assert_eq!(hits(&f), vec![2]);
+        f.principal = None;
+        f.host = Some("10.0.0.1".into());
+        assert_eq!(hits(&f), vec![2]);
+        f.host = None;
+        f.operation = Some(Read);
+        assert_eq!(hits(&f), vec![0, 1, 3]);
+        f.permission = Some(Deny);
+        assert!(hits(&f).is_empty());
+    }
+
+    #[test]
+    fn create_checks_and_delete_answers_what_each_filter_removed() {
+        use AclPatternFilter::Any;
+        let mut t = AclTable::default();
+        let a = acl(Topic, "t", Literal, "User:a", "*", Read, Allow);
+        let b = acl(Topic, "t", Literal, "User:b", "*", Write, Allow);
+        let answers = t.create(vec![
+            a.clone(),
+            a.clone(),
+            acl(Topic, "", Literal, "User:a", "*", Read, Allow),
+            acl(Cluster, "c", Literal, "User:a", "*", Alter, Allow),
+            acl(Topic, "t", Literal, "alice", "*", Read, Allow),
+            b.clone(),
+        ]);
+        assert_eq!(answers[0], Ok(()));
+        assert_eq!(answers[1], Ok(()), "an existing ACL is a success");
+        assert_eq!(
+            answers[2],
+            Err("Resource name should not be empty".to_owned())
+        );
+        assert_eq!(
+            answers[3],
+            Err("The only valid name for the CLUSTER resource is kafka-cluster".to_owned())
+        );
+        assert!(answers[4].as_ref().is_err_and(|e| e.contains("alice")));
+        assert_eq!(answers[5], Ok(()));
+        assert_eq!(t.len(), 2);
+        let mut only_a = filter(Some(Topic), Some("t"), Any);
+        only_a.principal = Some("User:a".into());
+        let everything = filter(None, None, Any);
+        let removed = t.delete(&[only_a, everything, filter(Some(Group), None, Any)]);
+        assert_eq!(removed, vec![vec![a.clone()], vec![a, b], vec![]]);
+        assert!(t.is_empty());
+        assert_eq!(
+            t.authorize(
+                &AuthorizerSettings::default(),
+                "User:a",
+                "h",
+                Read,
+                topic("t")
+            ),
             Decision::Denied
         );
     }

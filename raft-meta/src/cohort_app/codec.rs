@@ -4,8 +4,9 @@
 //!  command   0x02 | tag (one per command kind) | version | postcard(origin) | postcard(fields)
 //!  reply     0x02 | 0x0301 | version | postcard(AppReply)
 //!  records   0x02 | 0x0401 topic / 0x0402 cluster / 0x0403 cluster config /
-//!            0x0421 SCRAM credential / 0x0422 SCRAM bootstrap mark | version |
-//!            postcard(TopicMeta / ClusterMeta / ClusterConfig / ScramCredentialRecord / bool)
+//!            0x0421 SCRAM credential / 0x0422 SCRAM bootstrap mark / 0x0423 ACL | version |
+//!            postcard(TopicMeta / ClusterMeta / ClusterConfig / ScramCredentialRecord / bool /
+//!            AclBinding)
 //!  untagged (c076aca and before, read only):
 //!  command   0x01 | postcard(origin) | varint Body variant [| varint WriteCommand variant] | fields
 //!  reply, records  0x01 | postcard(value)
@@ -21,6 +22,7 @@ use bytes::Bytes;
 use coordinator::{ClusterConfig, TimerKey, TimestampMs, TopicName, WriteCommand};
 use serde::Serialize;
 
+use crate::cohort_app::acl::AclBinding;
 use crate::cohort_app::scram::ScramCredentialRecord;
 use crate::cohort_app::{AppReply, Body, ClusterMeta, Envelope, RequestToken, TopicMeta};
 use crate::format::tags::{self, Kind, Tag};
@@ -61,6 +63,9 @@ fn tag_of(body: &Body) -> Tag {
         Body::CreatePartitions(_) => tags::CREATE_PARTITIONS,
         Body::AlterScramCredentials { .. } => tags::ALTER_SCRAM_CREDENTIALS,
         Body::BootstrapScramCredentials { .. } => tags::BOOTSTRAP_SCRAM_CREDENTIALS,
+        Body::AlterGroupConfigs(_) => tags::ALTER_GROUP_CONFIGS,
+        Body::CreateAcls { .. } => tags::CREATE_ACLS,
+        Body::DeleteAcls { .. } => tags::DELETE_ACLS,
     }
 }
 
@@ -102,6 +107,9 @@ fn put_fields(out: &mut Vec<u8>, body: &Body) {
         Body::CreatePartitions(c) => put(out, c),
         Body::AlterScramCredentials { changes } => put(out, changes),
         Body::BootstrapScramCredentials { credentials } => put(out, credentials),
+        Body::AlterGroupConfigs(c) => put(out, c),
+        Body::CreateAcls { acls } => put(out, acls),
+        Body::DeleteAcls { filters } => put(out, filters),
     }
 }
 
@@ -212,6 +220,13 @@ fn decode_fields_v1(tag: Tag, fields: &[u8]) -> Result<Body, FormatError> {
         }),
         tags::BOOTSTRAP_SCRAM_CREDENTIALS => Ok(Body::BootstrapScramCredentials {
             credentials: from_postcard(fields, what)?,
+        }),
+        tags::ALTER_GROUP_CONFIGS => Ok(Body::AlterGroupConfigs(from_postcard(fields, what)?)),
+        tags::CREATE_ACLS => Ok(Body::CreateAcls {
+            acls: from_postcard(fields, what)?,
+        }),
+        tags::DELETE_ACLS => Ok(Body::DeleteAcls {
+            filters: from_postcard(fields, what)?,
         }),
         other => Err(FormatError::UnknownTag {
             tag: other.0,
@@ -337,4 +352,20 @@ pub(crate) fn encode_scram_bootstrap_record(bootstrapped: bool) -> Bytes {
 
 pub(crate) fn decode_scram_bootstrap_record(bytes: &[u8]) -> Result<bool, FormatError> {
     decode_single(bytes, tags::SCRAM_BOOTSTRAP_RECORD)
+}
+
+pub(crate) fn encode_acl_record(acl: &AclBinding) -> Bytes {
+    encode_tagged(tags::ACL_RECORD, acl)
+}
+
+pub(crate) fn decode_acl_record(bytes: &[u8]) -> Result<AclBinding, FormatError> {
+    decode_single(bytes, tags::ACL_RECORD)
+}
+
+/// The snapshot key of an ACL: its namespace, then the binding's postcard bytes (unique per
+/// ACL, as the table is a set).
+pub(crate) fn acl_key(acl: &AclBinding) -> Bytes {
+    let mut out = vec![crate::cohort_app::NS_ACL];
+    put_postcard(&mut out, acl);
+    Bytes::from(out)
 }

@@ -13,6 +13,7 @@
 //!        ├─ AlterTopicConfigs    ─► TopicTable::alter_configs (compare-and-set)
 //!        ├─ CreatePartitions     ─► TopicTable::add_partitions + coordinator TopicsChanged
 //!        ├─ AlterScramCredentials / BootstrapScramCredentials ─► ScramTable
+//!        ├─ CreateAcls / DeleteAcls ─► AclTable (read by the broker's authorizer)
 //!        ├─ returns AppReply bytes to the writer (raft)
 //!        └─ pushes Effect { origin, outcome } to the sink, in log order
 //!                └─► the node's coordinator runtime (acts on it only while it leads)
@@ -26,7 +27,8 @@
 //! Snapshot records carry a namespace byte before their key: [`NS_GROUP`] + the coordinator's
 //! record key, [`NS_TOPIC`] + topic name, [`NS_CLUSTER`], [`NS_CONFIG`] (once configured),
 //! [`NS_SCRAM`] + mechanism type + user name (one per credential) and [`NS_SCRAM`] alone (the
-//! bootstrap mark, once bootstrapped). Byte layouts: [`codec`] and `crate::format`.
+//! bootstrap mark, once bootstrapped), [`NS_ACL`] + the binding's postcard bytes (one per
+//! ACL). Byte layouts: [`codec`] and `crate::format`.
 
 pub mod acl;
 mod codec;
@@ -47,6 +49,10 @@ use serde::{Deserialize, Serialize};
 use crate::app::{Application, Record, RestoreError, Undecodable};
 pub use crate::format::FormatError;
 use crate::types::{LogIndex, NodeId};
+pub use acl::{
+    AclBinding, AclFilter, AclOperation, AclPatternFilter, AclPatternType, AclPermission,
+    AclResourceType, AclTable,
+};
 pub use scram::{
     check_change as check_scram_change, ScramChangeError, ScramCredentialRecord,
     ScramMechanismType, ScramOp, ScramTable, StoredScramCredential, UserScramChange,
@@ -66,6 +72,8 @@ pub const NS_CLUSTER: u8 = 3;
 pub const NS_CONFIG: u8 = 4;
 /// Namespace byte of SCRAM credential records (and of the bootstrap mark) in snapshots.
 pub const NS_SCRAM: u8 = 5;
+/// Namespace byte of ACL records in snapshots.
+pub const NS_ACL: u8 = 6;
 
 /// Most producer ids one command may reserve.
 pub const PRODUCER_ID_BLOCK_MAX: u32 = 1_000_000;
@@ -136,6 +144,17 @@ pub enum Body {
     BootstrapScramCredentials {
         credentials: Vec<ScramCredentialRecord>,
     },
+    /// Incremental/AlterConfigs on a GROUP resource: the group's overrides, validated by the
+    /// coordinator at this log position (decision 0146).
+    AlterGroupConfigs(coordinator::group_config::AlterGroupConfigs),
+    /// CreateAcls: each ACL added unless refused (answered in order).
+    CreateAcls {
+        acls: Vec<AclBinding>,
+    },
+    /// DeleteAcls: every ACL any filter matches removed; answered per filter.
+    DeleteAcls {
+        filters: Vec<AclFilter>,
+    },
 }
 
 impl Envelope {
@@ -175,6 +194,17 @@ pub enum AppReply {
     /// BootstrapScramCredentials: whether it was applied (false: the cluster had been
     /// bootstrapped before).
     ScramBootstrapped(bool),
+    /// AlterGroupConfigs: the group's overrides after the change, or why nothing changed.
+    GroupConfigs(
+        Result<
+            coordinator::group_config::GroupConfigs,
+            coordinator::group_config::GroupConfigError,
+        >,
+    ),
+    /// CreateAcls: one answer per ACL, in order (`Err`: why it was refused).
+    AclsCreated(Vec<Result<(), String>>),
+    /// DeleteAcls: per filter, the ACLs it matched and that were removed.
+    AclsDeleted(Vec<Vec<AclBinding>>),
 }
 
 impl AppReply {
@@ -217,6 +247,17 @@ impl ScramCredentialRecord {
 
     pub fn decode_record(bytes: &[u8]) -> Result<Self, FormatError> {
         codec::decode_scram_record(bytes)
+    }
+}
+
+impl AclBinding {
+    /// The value of this ACL's snapshot record.
+    pub fn encode_record(&self) -> Bytes {
+        codec::encode_acl_record(self)
+    }
+
+    pub fn decode_record(bytes: &[u8]) -> Result<Self, FormatError> {
+        codec::decode_acl_record(bytes)
     }
 }
 
@@ -273,6 +314,7 @@ pub struct CohortApp {
     /// coordinator then decides with this node's flags, as before replicated configuration.
     cluster_config: Option<ClusterConfig>,
     scram: ScramTable,
+    acls: AclTable,
     /// This node's `--scram-user` credentials, hashed: what it proposes as the bootstrap.
     scram_flags: Vec<ScramCredentialRecord>,
     /// This node's own flags: the static layer it proposes, and the base of the fields that
@@ -291,6 +333,7 @@ impl CohortApp {
             cluster: ClusterMeta::default(),
             cluster_config: None,
             scram: ScramTable::default(),
+            acls: AclTable::default(),
             scram_flags: Vec::new(),
             flags: config,
             disagreement_told: false,
@@ -308,6 +351,11 @@ impl CohortApp {
     /// The cluster's SCRAM credentials.
     pub fn scram(&self) -> &ScramTable {
         &self.scram
+    }
+
+    /// The cluster's ACLs.
+    pub fn acls(&self) -> &AclTable {
+        &self.acls
     }
 
     /// What a leader proposes when it becomes active: its flags' credentials, if it has some
@@ -482,6 +530,19 @@ impl CohortApp {
                 }
                 AppReply::TopicAltered(result.map(|t| (*t).clone()))
             }
+            Body::AlterGroupConfigs(change) => {
+                let result = self.coordinator.alter_group_configs(&change);
+                match &result {
+                    Ok(configs) => tracing::info!(group = change.group_id.as_str(),
+                        configs = ?configs, "group configs altered"),
+                    Err(e) => tracing::debug!(
+                        group = change.group_id.as_str(),
+                        error = e.message(),
+                        "group config change refused"
+                    ),
+                }
+                AppReply::GroupConfigs(result)
+            }
             Body::AlterScramCredentials { changes } => {
                 let users: Vec<String> = changes.iter().map(|c| c.user.clone()).collect();
                 let results = self.scram.alter(changes);
@@ -506,6 +567,25 @@ impl CohortApp {
                     );
                 }
                 AppReply::ScramBootstrapped(applied)
+            }
+            Body::CreateAcls { acls } => {
+                let results = self.acls.create(acls);
+                tracing::info!(
+                    created = results.iter().filter(|r| r.is_ok()).count(),
+                    refused = results.iter().filter(|r| r.is_err()).count(),
+                    total = self.acls.len(),
+                    "ACLs created"
+                );
+                AppReply::AclsCreated(results)
+            }
+            Body::DeleteAcls { filters } => {
+                let removed = self.acls.delete(&filters);
+                tracing::info!(
+                    removed = removed.iter().map(Vec::len).sum::<usize>(),
+                    total = self.acls.len(),
+                    "ACLs deleted"
+                );
+                AppReply::AclsDeleted(removed)
             }
             Body::InitCluster { cluster_id } => {
                 let id = self.cluster.cluster_id.get_or_insert(cluster_id).clone();
@@ -637,6 +717,12 @@ impl Application for CohortApp {
                 value: codec::encode_scram_bootstrap_record(true),
             });
         }
+        for acl in self.acls.iter() {
+            out.push(Record {
+                key: codec::acl_key(acl),
+                value: codec::encode_acl_record(acl),
+            });
+        }
         out
     }
 
@@ -648,6 +734,7 @@ impl Application for CohortApp {
         let mut cluster_config = None;
         let mut scram_records = Vec::new();
         let mut scram_bootstrapped = false;
+        let mut acls = Vec::new();
         for record in records {
             let Some((&ns, key)) = record.key.split_first() else {
                 return Err(RestoreError(
@@ -679,6 +766,16 @@ impl Application for CohortApp {
                         )));
                     }
                     scram_records.push(r);
+                }
+                NS_ACL => {
+                    let acl = codec::decode_acl_record(&record.value)
+                        .map_err(|e| RestoreError(format!("ACL record: {e}")))?;
+                    if codec::acl_key(&acl) != record.key {
+                        return Err(RestoreError(format!(
+                            "an ACL record of {acl:?} under another ACL's key"
+                        )));
+                    }
+                    acls.push(acl);
                 }
                 NS_TOPIC => {
                     let t = TopicMeta::decode_record(&record.value)
@@ -718,6 +815,7 @@ impl Application for CohortApp {
         self.cluster = cluster;
         self.cluster_config = cluster_config;
         self.scram.restore(scram_records, scram_bootstrapped);
+        self.acls.restore(acls);
         self.emit(Effect::Restored);
         Ok(())
     }

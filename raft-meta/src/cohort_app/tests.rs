@@ -536,3 +536,85 @@ fn scram_credentials_are_replicated_bootstrapped_once_and_kept_by_snapshots() {
     }
     assert!(restored.restore(bad).is_err());
 }
+
+fn acl_binding(name: &str, pattern: AclPatternType, principal: &str) -> AclBinding {
+    AclBinding {
+        resource_type: AclResourceType::Topic,
+        name: name.into(),
+        pattern,
+        principal: principal.into(),
+        host: "*".into(),
+        operation: AclOperation::Read,
+        permission: AclPermission::Allow,
+    }
+}
+
+#[test]
+fn acls_are_replicated_deleted_by_filter_and_kept_by_snapshots() {
+    let (mut app, _) = recording_app();
+    let a = acl_binding("orders", AclPatternType::Literal, "User:a");
+    let b = acl_binding("ord", AclPatternType::Prefixed, "User:b");
+    let reply = apply(
+        &mut app,
+        1,
+        Some(TOKEN),
+        Body::CreateAcls {
+            acls: vec![
+                a.clone(),
+                b.clone(),
+                acl_binding("", AclPatternType::Literal, "User:c"),
+            ],
+        },
+    );
+    assert_eq!(
+        reply,
+        AppReply::AclsCreated(vec![
+            Ok(()),
+            Ok(()),
+            Err("Resource name should not be empty".into())
+        ])
+    );
+    assert_eq!(app.acls().len(), 2);
+    // Snapshot and restore: the same table, and the authorizer's answers with it.
+    let (mut restored, _) = recording_app();
+    restored.restore(app.snapshot_records()).unwrap();
+    assert_eq!(restored.acls(), app.acls());
+    let settings = acl::AuthorizerSettings::default();
+    let orders = acl::Resource {
+        resource_type: AclResourceType::Topic,
+        name: "orders",
+    };
+    assert_eq!(
+        restored
+            .acls()
+            .authorize(&settings, "User:b", "h", AclOperation::Read, orders),
+        acl::Decision::Allowed
+    );
+    // Delete by a MATCH filter on the topic "orders": both apply to it.
+    let reply = apply(
+        &mut app,
+        2,
+        Some(TOKEN),
+        Body::DeleteAcls {
+            filters: vec![AclFilter {
+                resource_type: Some(AclResourceType::Topic),
+                name: Some("orders".into()),
+                pattern: AclPatternFilter::Match,
+                principal: Some("User:b".into()),
+                host: None,
+                operation: None,
+                permission: None,
+            }],
+        },
+    );
+    assert_eq!(reply, AppReply::AclsDeleted(vec![vec![b]]));
+    assert_eq!(app.acls().iter().cloned().collect::<Vec<_>>(), vec![a]);
+    // A record under another ACL's key is refused.
+    let mut bad = app.snapshot_records();
+    for r in &mut bad {
+        if r.key.first() == Some(&NS_ACL) {
+            r.key = codec::acl_key(&acl_binding("x", AclPatternType::Literal, "User:x"));
+        }
+    }
+    assert!(restored.restore(bad).is_err());
+}

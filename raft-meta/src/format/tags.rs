@@ -19,7 +19,8 @@
 //! 0x04xx snapshot records of the Cohort application, 0x05xx the broker's data-directory
 //! files. Coordinator records (offsets, groups) have their own type and version fields, owned
 //! by `coordinator::record` (key type 1 = offset commit, 2 = group metadata, 3–7 the consumer
-//! protocol and the topic image, 8 = transaction, 9 = pending transactional offsets).
+//! protocol and the topic image, 8 = transaction, 9 = pending transactional offsets,
+//! 10 = group config overrides).
 
 use std::fmt;
 
@@ -107,6 +108,9 @@ pub const TXN_MARKERS_WRITTEN: Tag = Tag(0x0219);
 pub const TXN_OFFSET_COMMIT: Tag = Tag(0x021a);
 pub const ALTER_SCRAM_CREDENTIALS: Tag = Tag(0x0221);
 pub const BOOTSTRAP_SCRAM_CREDENTIALS: Tag = Tag(0x0222);
+pub const ALTER_GROUP_CONFIGS: Tag = Tag(0x0229);
+pub const CREATE_ACLS: Tag = Tag(0x0223);
+pub const DELETE_ACLS: Tag = Tag(0x0224);
 
 pub const APP_REPLY: Tag = Tag(0x0301);
 
@@ -115,6 +119,7 @@ pub const CLUSTER_RECORD: Tag = Tag(0x0402);
 pub const CLUSTER_CONFIG_RECORD: Tag = Tag(0x0403);
 pub const SCRAM_CREDENTIAL_RECORD: Tag = Tag(0x0421);
 pub const SCRAM_BOOTSTRAP_RECORD: Tag = Tag(0x0422);
+pub const ACL_RECORD: Tag = Tag(0x0423);
 
 const fn row(tag: Tag, name: &'static str, kind: Kind, newest: u16) -> TagInfo {
     TagInfo {
@@ -233,6 +238,14 @@ pub const REGISTRY: &[TagInfo] = &[
         Kind::Command,
         1,
     ),
+    row(
+        ALTER_GROUP_CONFIGS,
+        "AlterGroupConfigs command",
+        Kind::Command,
+        1,
+    ),
+    row(CREATE_ACLS, "CreateAcls command", Kind::Command, 1),
+    row(DELETE_ACLS, "DeleteAcls command", Kind::Command, 1),
     row(APP_REPLY, "application reply", Kind::Reply, 1),
     row(TOPIC_RECORD, "topic record", Kind::SnapshotRecord, 1),
     row(CLUSTER_RECORD, "cluster record", Kind::SnapshotRecord, 1),
@@ -254,6 +267,7 @@ pub const REGISTRY: &[TagInfo] = &[
         Kind::SnapshotRecord,
         1,
     ),
+    row(ACL_RECORD, "ACL record", Kind::SnapshotRecord, 1),
 ];
 
 /// The registry row of `tag`.

@@ -8,12 +8,21 @@
 //!                                  atomically (temp file, fsync, rename, directory fsync)
 //! ```
 //!
+//! The entries appended last are also kept decoded in memory (`Tail`): openraft reads every
+//! committed entry back to apply it, and the leader reads new entries to replicate them, right
+//! after appending them; from the tail neither costs a trip to the blocking pool, a read or a
+//! decode. Store work the caller waits for runs on the caller's worker thread
+//! (`block_in_place`) on a multi-threaded runtime, not on the blocking pool: openraft's core
+//! awaits each append's fdatasync before it does anything else, so handing it to another
+//! thread only adds two wake-ups to every commit (decision 0131).
+//!
 //! Purge deletes whole sealed segments; entries at or below the purge point that still sit in a
 //! kept segment are hidden by the recorded purge point. When a purge covers the whole log (a
 //! follower that installed a snapshot ahead of its log) the log is emptied so the next append can
 //! start right after the snapshot. Torn tails are compaction's job: it truncates a partial last
 //! frame at open and refuses damage in the middle.
 
+use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
@@ -42,6 +51,9 @@ const COMMITTED_WRITE_INTERVAL: std::time::Duration = std::time::Duration::from_
 /// Longest run of missing indexes an append may skip (filled with hole markers). openraft itself
 /// always appends contiguously; its conformance suite writes sparse logs.
 const HOLE_ENTRIES_MAX: u64 = 64 * 1024;
+/// Entries and encoded bytes the in-memory tail keeps at most.
+const TAIL_ENTRIES_MAX: usize = 1024;
+const TAIL_BYTES_MAX: usize = 8 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SegmentStoreError {
@@ -130,6 +142,95 @@ impl RaftStateFile {
     }
 }
 
+/// The last entries appended, decoded, contiguous and ending at the log's last entry whenever
+/// it is not empty (every append, truncation, purge and reset keeps it so).
+#[derive(Default)]
+struct Tail {
+    /// Each entry with its encoded size.
+    entries: VecDeque<(Entry, usize)>,
+    bytes: usize,
+}
+
+impl Tail {
+    fn first_index(&self) -> Option<u64> {
+        self.entries.front().map(|(e, _)| e.log_id.index)
+    }
+
+    fn next_index(&self) -> Option<u64> {
+        self.entries.back().map(|(e, _)| e.log_id.index + 1)
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    /// Forgets entries at `index` and after (a truncation).
+    fn cut_from(&mut self, index: u64) {
+        while self
+            .entries
+            .back()
+            .is_some_and(|(e, _)| e.log_id.index >= index)
+        {
+            if let Some((_, size)) = self.entries.pop_back() {
+                self.bytes -= size;
+            }
+        }
+    }
+
+    /// Forgets entries up to `index` included (a purge, or the size caps).
+    fn drop_to(&mut self, index: u64) {
+        while self
+            .entries
+            .front()
+            .is_some_and(|(e, _)| e.log_id.index <= index)
+        {
+            self.pop_front();
+        }
+    }
+
+    fn pop_front(&mut self) {
+        if let Some((_, size)) = self.entries.pop_front() {
+            self.bytes -= size;
+        }
+    }
+
+    /// Adds entries just appended at `first..`; a gap before them (hole markers) restarts it.
+    fn push(&mut self, first: u64, appended: Vec<(Entry, usize)>) {
+        self.cut_from(first);
+        if self.next_index().is_some_and(|next| next != first) {
+            self.clear();
+        }
+        for (entry, size) in appended {
+            self.bytes += size;
+            self.entries.push_back((entry, size));
+        }
+        while self.entries.len() > TAIL_ENTRIES_MAX || self.bytes > TAIL_BYTES_MAX {
+            self.pop_front();
+        }
+    }
+
+    /// Entries `from..until` (clipped at the log's end), if the tail holds all of them.
+    fn read(&self, from: u64, until: u64) -> Option<Vec<Entry>> {
+        let first = self.first_index()?;
+        let next = self.next_index()?;
+        let until = until.min(next);
+        if from < first || from >= until {
+            return None;
+        }
+        let skip = usize::try_from(from - first).ok()?;
+        let take = usize::try_from(until - from).ok()?;
+        Some(
+            self.entries
+                .iter()
+                .skip(skip)
+                .take(take)
+                .map(|(e, _)| e.clone())
+                .collect(),
+        )
+    }
+}
+
 struct Inner {
     dir: PathBuf,
     log: Log,
@@ -142,6 +243,8 @@ struct Inner {
     last: Mutex<Option<LogId>>,
     /// When the state file was last written.
     state_written: Mutex<Instant>,
+    /// The last entries appended, decoded (see the module doc).
+    tail: Mutex<Tail>,
 }
 
 /// The segmented-log store; clones share the log, so a clone is the log reader.
@@ -173,6 +276,10 @@ impl Inner {
 
     fn lock_last(&self) -> std::sync::MutexGuard<'_, Option<LogId>> {
         self.last.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn lock_tail(&self) -> std::sync::MutexGuard<'_, Tail> {
+        self.tail.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn write_state(&self, state: &RaftStateFile) -> Result<(), SegmentStoreError> {
@@ -222,6 +329,7 @@ impl Inner {
     /// Empties the log and restarts it at `next` (a purge covered every entry, or an append
     /// overwrites the whole log).
     fn empty_log(&self, next: u64) -> Result<(), SegmentStoreError> {
+        self.lock_tail().clear();
         self.log.reset(Offset(next))?;
         *self.lock_last() = None;
         Ok(())
@@ -240,6 +348,7 @@ impl Inner {
             if first <= start {
                 self.empty_log(first)?;
             } else {
+                self.lock_tail().cut_from(first);
                 self.log.truncate_from(Offset(first))?;
             }
         } else if first > next {
@@ -301,6 +410,7 @@ impl SegmentLogStore {
             state: Mutex::new(state),
             last: Mutex::new(None),
             state_written: Mutex::new(Instant::now()),
+            tail: Mutex::new(Tail::default()),
         };
         let last = inner.last_entry()?;
         let purged = inner.lock_state().last_purged;
@@ -335,12 +445,19 @@ impl SegmentLogStore {
         self.inner.log.sync_count()
     }
 
+    /// Runs store work the caller waits for: on this worker thread (its other tasks move to
+    /// another) on a multi-threaded runtime, else on the blocking pool.
     async fn blocking<T, F>(&self, f: F) -> Result<T, SegmentStoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Inner) -> Result<T, SegmentStoreError> + Send + 'static,
     {
         let inner = self.inner.clone();
+        if tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread
+        {
+            return tokio::task::block_in_place(move || f(&inner));
+        }
         tokio::task::spawn_blocking(move || f(&inner))
             .await
             .map_err(|e| SegmentStoreError::Join(e.to_string()))?
@@ -367,6 +484,9 @@ impl RaftLogReader<TypeConfig> for SegmentLogStore {
         range: RB,
     ) -> Result<Vec<Entry>, StorageError> {
         let (from, until) = bounds(&range);
+        if let Some(entries) = self.inner.lock_tail().read(from, until) {
+            return Ok(entries);
+        }
         self.blocking(move |inner| inner.read_range(from, until))
             .await
             .map_err(errors::read_logs)
@@ -454,6 +574,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
     {
         let started = Instant::now();
         let mut frames = Vec::new();
+        let mut decoded = Vec::new();
         let mut last = None;
         for entry in entries {
             let raw = postcard::to_stdvec(&entry).map_err(|source| {
@@ -462,12 +583,14 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
                     source,
                 })
             })?;
+            let size = raw.len();
             frames.push(compaction::Entry::single(
                 Offset(entry.log_id.index),
                 TimestampMs(0),
                 Bytes::from(raw),
             ));
             last = Some(entry.log_id);
+            decoded.push((entry, size));
         }
         if frames.is_empty() {
             callback.log_io_completed(Ok(()));
@@ -484,6 +607,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
                     Ok(inner.log.append(&frames, TimestampMs(0))?)
                 })?;
                 *inner.lock_last() = last;
+                inner.lock_tail().push(first, decoded);
                 let sync_started = Instant::now();
                 inner.log.sync_to(info.next_offset)?;
                 m::record_fsync(sync_started.elapsed());
@@ -509,6 +633,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
             if log_id.index <= start {
                 inner.empty_log(log_id.index)?;
             } else {
+                inner.lock_tail().cut_from(log_id.index);
                 inner.log.truncate_from(Offset(log_id.index))?;
                 let last = inner.last_entry()?;
                 *inner.lock_last() = last;
@@ -527,6 +652,7 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
             next.last_purged = Some(log_id);
             inner.until_written(|inner| inner.write_state(&next))?;
             inner.lock_state().last_purged = Some(log_id);
+            inner.lock_tail().drop_to(log_id.index);
             let last = *inner.lock_last();
             if last.is_none_or(|l| l.index <= log_id.index) {
                 inner.empty_log(log_id.index + 1)?;
@@ -537,5 +663,73 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
         })
         .await
         .map_err(errors::write_logs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::CommandBatch;
+    use openraft::{CommittedLeaderId, EntryPayload};
+
+    fn entry(index: u64) -> (Entry, usize) {
+        let e = Entry {
+            log_id: LogId::new(CommittedLeaderId::new(1, 1), index),
+            payload: EntryPayload::Normal(CommandBatch(vec![Bytes::from(vec![index as u8; 10])])),
+        };
+        (e, 100)
+    }
+
+    fn indexes(entries: Option<Vec<Entry>>) -> Option<Vec<u64>> {
+        entries.map(|v| v.iter().map(|e| e.log_id.index).collect())
+    }
+
+    fn tail_of(range: std::ops::Range<u64>) -> Tail {
+        let mut tail = Tail::default();
+        tail.push(range.start, range.map(entry).collect());
+        tail
+    }
+
+    #[test]
+    fn reads_only_ranges_it_holds_whole() {
+        let tail = tail_of(5..10);
+        assert_eq!(indexes(tail.read(5, 10)), Some(vec![5, 6, 7, 8, 9]));
+        assert_eq!(indexes(tail.read(7, u64::MAX)), Some(vec![7, 8, 9]));
+        assert_eq!(indexes(tail.read(9, 10)), Some(vec![9]));
+        assert_eq!(indexes(tail.read(4, 10)), None, "starts before the tail");
+        assert_eq!(indexes(tail.read(10, 12)), None, "nothing there");
+        assert_eq!(indexes(Tail::default().read(0, 1)), None);
+    }
+
+    #[test]
+    fn an_overlapping_append_replaces_the_suffix_and_a_gap_restarts_the_tail() {
+        let mut tail = tail_of(1..6);
+        // Raft overwrites a conflicting suffix from index 4.
+        tail.push(4, (4..6).map(entry).collect());
+        assert_eq!(indexes(tail.read(1, u64::MAX)), Some(vec![1, 2, 3, 4, 5]));
+        assert_eq!(tail.bytes, 500);
+        // An append past the end (hole markers on disk in between) keeps only the new run.
+        tail.push(9, vec![entry(9)]);
+        assert_eq!(indexes(tail.read(9, u64::MAX)), Some(vec![9]));
+        assert_eq!(indexes(tail.read(5, u64::MAX)), None);
+        assert_eq!(tail.bytes, 100);
+    }
+
+    #[test]
+    fn truncation_purge_and_caps_forget_entries() {
+        let mut tail = tail_of(1..11);
+        tail.cut_from(8);
+        assert_eq!(indexes(tail.read(1, u64::MAX)), Some((1..8).collect()));
+        tail.drop_to(3);
+        assert_eq!(indexes(tail.read(4, u64::MAX)), Some((4..8).collect()));
+        assert_eq!(indexes(tail.read(3, u64::MAX)), None);
+        assert_eq!(tail.bytes, 400);
+
+        let mut long = Tail::default();
+        let n = TAIL_ENTRIES_MAX as u64 + 10;
+        long.push(0, (0..n).map(entry).collect());
+        assert_eq!(long.entries.len(), TAIL_ENTRIES_MAX);
+        assert_eq!(long.first_index(), Some(10));
+        assert_eq!(long.next_index(), Some(n));
     }
 }

@@ -27,8 +27,9 @@ use crate::client::configs::{source_name, AlterOp, ConfigEntry, ConfigResource, 
 use crate::client::groups::ListGroupsFilter;
 use crate::client::{Admin, ClientConfig, ClientError, KafkaError};
 
+use super::entry::warn_unused;
 use super::groups::java_order::{self, Construction};
-use options::{Action, Checked, ConfigsOptions};
+use options::{Action, ConfigsOptions};
 
 /// How long each Admin call may take (the tool's `.get(30, SECONDS)` on describe).
 const CALL_TIMEOUT_MS: u64 = 30_000;
@@ -68,38 +69,16 @@ impl Stop {
 
 /// Runs `cohort configs` with `args` on the process's stdout and stderr; returns the exit code.
 pub fn main(args: &[String]) -> i32 {
-    let mut out = std::io::stdout().lock();
-    let mut err = std::io::stderr().lock();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(err, "cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    runtime.block_on(run(args, &mut out, &mut err))
+    super::entry::run_on_stdio(
+        |mut out, mut err| async move { run(args, &mut out, &mut err).await },
+    )
 }
 
 /// Runs `cohort configs` with `args`, writing to `out`/`err`; returns the exit code.
 pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let options = match options::check(args) {
-        Checked::Usage(m) => {
-            let _ = writeln!(err, "{m}");
-            let _ = err.write_all(options::help().as_bytes());
-            return 1;
-        }
-        Checked::Failure(m) => {
-            let _ = writeln!(err, "{m}");
-            return 1;
-        }
-        Checked::Version => {
-            let _ = writeln!(out, "{}", env!("CARGO_PKG_VERSION"));
-            return 0;
-        }
-        Checked::Run(o) => o,
+    let options = match options::check(args).or_exit(&options::help(), out, err) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     match execute(&options, out, err).await {
         Ok(()) => 0,
@@ -124,20 +103,9 @@ fn admin_for(options: &ConfigsOptions, err: &mut dyn Write) -> Result<Admin, Sto
         .value("bootstrap-server")
         .or_else(|| options.value("bootstrap-controller"))
         .unwrap_or_default();
-    let mut config = ClientConfig::new(bootstrap).map_err(|e| Stop::Unexpected(e.java_string()))?;
-    if let Some(path) = options.value("command-config") {
-        let props = read_properties_file(path).map_err(|e| Stop::Unexpected(e.java_string()))?;
-        let unused = config
-            .apply_properties(&props)
-            .map_err(|e| Stop::Unexpected(e.java_string()))?;
-        if !unused.is_empty() {
-            let _ = writeln!(
-                err,
-                "WARN These configurations '[{}]' were supplied but are not used yet.",
-                unused.join(", ")
-            );
-        }
-    }
+    let (config, unused) = ClientConfig::for_tool(bootstrap, options.value("command-config"), &[])
+        .map_err(|e| Stop::Unexpected(e.java_string()))?;
+    warn_unused(err, &unused);
     let mut admin = Admin::new(config);
     admin.set_call_timeout(std::time::Duration::from_millis(CALL_TIMEOUT_MS));
     Ok(admin)

@@ -94,17 +94,7 @@ pub enum Action {
 }
 
 /// What checking decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checked {
-    /// Run the action.
-    Run(Box<ConfigsOptions>),
-    /// Print the message and help on stderr, exit 1 (`printUsageAndExit`).
-    Usage(String),
-    /// An `IllegalArgumentException` or `OptionException`: its message on stderr, exit 1.
-    Failure(String),
-    /// `--version`.
-    Version,
-}
+pub type Checked = crate::cli::entry::Checked<Box<ConfigsOptions>>;
 
 /// Parsed options of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,14 +142,7 @@ pub const HELP_MESSAGE: &str = "This tool helps to manipulate and describe entit
 pub fn check(args: &[String]) -> Checked {
     let parsed = match jopt::parse(SPECS, args) {
         Ok(p) => p,
-        Err(e) => {
-            let text = e.to_string();
-            let message = text
-                .split_once(": ")
-                .map(|(_, m)| m.to_string())
-                .unwrap_or(text);
-            return Checked::Failure(message);
-        }
+        Err(e) => return Checked::Failure(e.message()),
     };
     let has = |n: &str| parsed.has(n);
     if parsed.arg_count == 0 || has("help") {

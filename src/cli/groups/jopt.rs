@@ -52,6 +52,32 @@ pub enum ParseError {
     Unavailable(String),
 }
 
+impl ParseError {
+    /// The exception's message without its class name, as Kafka's tools print a parse failure.
+    pub fn message(&self) -> String {
+        let text = self.to_string();
+        text.split_once(": ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or(text)
+    }
+}
+
+/// An option with no `availableIf` condition.
+pub const fn spec(
+    name: &'static str,
+    arity: Arity,
+    described_as: &'static str,
+    doc: &'static str,
+) -> Spec {
+    Spec {
+        name,
+        arity,
+        available_if: &[],
+        described_as,
+        doc,
+    }
+}
+
 /// The result of parsing: options in the order seen, with their arguments.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parsed {

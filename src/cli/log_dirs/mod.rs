@@ -20,11 +20,11 @@ pub mod options;
 use std::collections::HashSet;
 use std::io::Write;
 
-use crate::client::config::read_properties_file;
 use crate::client::{Admin, ClientConfig, NodeId};
 
+use super::entry::warn_unused;
 use super::groups::java_order::Construction;
-use options::{Checked, LogDirsOptions};
+use options::LogDirsOptions;
 
 /// How long each Admin call may take (Kafka's default.api.timeout.ms).
 const CALL_TIMEOUT_MS: u64 = 60_000;
@@ -34,38 +34,16 @@ const CLIENT_ID: &str = "log-dirs-tool";
 /// Runs `cohort log-dirs` with `args` on the process's stdout and stderr; returns the exit
 /// code.
 pub fn main(args: &[String]) -> i32 {
-    let mut out = std::io::stdout().lock();
-    let mut err = std::io::stderr().lock();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(err, "cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    runtime.block_on(run(args, &mut out, &mut err))
+    super::entry::run_on_stdio(
+        |mut out, mut err| async move { run(args, &mut out, &mut err).await },
+    )
 }
 
 /// Runs `cohort log-dirs` with `args`, writing to `out`/`err`; returns the exit code.
 pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let options = match options::check(args) {
-        Checked::Usage(m) => {
-            let _ = writeln!(err, "{m}");
-            let _ = err.write_all(options::help().as_bytes());
-            return 1;
-        }
-        Checked::Failure(m) => {
-            let _ = writeln!(err, "{m}");
-            return 1;
-        }
-        Checked::Version => {
-            let _ = writeln!(out, "{}", env!("CARGO_PKG_VERSION"));
-            return 0;
-        }
-        Checked::Run(o) => o,
+    let options = match options::check(args).or_exit(&options::help(), out, err) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     match describe(&options, out, err).await {
         Ok(()) => 0,
@@ -77,25 +55,13 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
 }
 
 fn admin_for(options: &LogDirsOptions, err: &mut dyn Write) -> Result<Admin, String> {
-    let mut config = ClientConfig::new(options.value("bootstrap-server").unwrap_or_default())
-        .map_err(|e| e.java_message())?;
-    let mut props = match options.value("command-config") {
-        Some(path) => read_properties_file(path).map_err(|e| e.java_message())?,
-        None => Default::default(),
-    };
-    props
-        .entry("client.id".to_string())
-        .or_insert_with(|| CLIENT_ID.to_string());
-    let unused = config
-        .apply_properties(&props)
-        .map_err(|e| e.java_message())?;
-    if !unused.is_empty() {
-        let _ = writeln!(
-            err,
-            "WARN These configurations '[{}]' were supplied but are not used yet.",
-            unused.join(", ")
-        );
-    }
+    let (config, unused) = ClientConfig::for_tool(
+        options.value("bootstrap-server").unwrap_or_default(),
+        options.value("command-config"),
+        &[("client.id", CLIENT_ID)],
+    )
+    .map_err(|e| e.java_message())?;
+    warn_unused(err, &unused);
     let mut admin = Admin::new(config);
     admin.set_call_timeout(std::time::Duration::from_millis(CALL_TIMEOUT_MS));
     Ok(admin)

@@ -57,17 +57,7 @@ pub const SPECS: &[Spec] = &[
 ];
 
 /// What checking decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checked {
-    /// Describe.
-    Run(Box<LogDirsOptions>),
-    /// Print the message and help on stderr, exit 1.
-    Usage(String),
-    /// An exception escaped option handling: its message on stderr, exit 1.
-    Failure(String),
-    /// `--version`.
-    Version,
-}
+pub type Checked = crate::cli::entry::Checked<Box<LogDirsOptions>>;
 
 /// Parsed options of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,14 +102,7 @@ fn split(list: &str) -> Vec<String> {
 pub fn check(args: &[String]) -> Checked {
     let parsed = match jopt::parse(SPECS, args) {
         Ok(p) => p,
-        Err(e) => {
-            let text = e.to_string();
-            let message = text
-                .split_once(": ")
-                .map(|(_, m)| m.to_string())
-                .unwrap_or(text);
-            return Checked::Failure(message);
-        }
+        Err(e) => return Checked::Failure(e.message()),
     };
     if parsed.arg_count == 0 || parsed.has("help") {
         return Checked::Usage(

@@ -21,9 +21,9 @@ use std::io::Write;
 
 use serde_json::Value;
 
-use crate::client::config::read_properties_file;
 use crate::client::{Admin, ClientConfig, TopicPartition};
 
+use super::entry::warn_unused;
 use super::groups::java_order::{self, Construction};
 use super::groups::jopt::{self, Arity, Spec};
 
@@ -83,19 +83,9 @@ pub const SPECS: &[Spec] = &[
 
 /// Runs `cohort records` with `args` on the process's stdout and stderr; returns the exit code.
 pub fn main(args: &[String]) -> i32 {
-    let mut out = std::io::stdout().lock();
-    let mut err = std::io::stderr().lock();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(err, "cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    runtime.block_on(run(args, &mut out, &mut err))
+    super::entry::run_on_stdio(
+        |mut out, mut err| async move { run(args, &mut out, &mut err).await },
+    )
 }
 
 /// Runs `cohort records` with `args`, writing to `out`/`err`; returns the exit code.
@@ -134,23 +124,17 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
         let _ = writeln!(err, "Exception in thread \"main\" {m}");
         1
     };
-    let mut config = match ClientConfig::new(parsed.value("bootstrap-server").unwrap_or_default()) {
-        Ok(c) => c,
+    let config = match ClientConfig::for_tool(
+        parsed.value("bootstrap-server").unwrap_or_default(),
+        parsed.value("command-config"),
+        &[],
+    ) {
+        Ok((config, unused)) => {
+            warn_unused(err, &unused);
+            config
+        }
         Err(e) => return uncaught(err, &e.java_string()),
     };
-    if let Some(path) = parsed.value("command-config") {
-        match read_properties_file(path).and_then(|p| config.apply_properties(&p)) {
-            Ok(unused) if !unused.is_empty() => {
-                let _ = writeln!(
-                    err,
-                    "WARN These configurations '[{}]' were supplied but are not used yet.",
-                    unused.join(", ")
-                );
-            }
-            Ok(_) => {}
-            Err(e) => return uncaught(err, &e.java_string()),
-        }
-    }
     let path = parsed.value("offset-json-file").unwrap_or_default();
     let text = match read_file(path) {
         Ok(t) => t,

@@ -12,16 +12,16 @@ pub mod format;
 pub mod options;
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
-use crate::client::config::read_properties_file;
 use crate::client::error::{ClientError, KafkaError};
 use crate::client::partitions::NewPartitions;
 use crate::client::topics::NewTopic;
 use crate::client::{Admin, ClientConfig, NodeId};
 
+use super::entry::warn_unused;
 use super::groups::java_order::{self, Construction};
-use options::{Action, Checked, TopicsOptions};
+use options::{Action, TopicsOptions};
 
 /// Topics Kafka treats as internal.
 const INTERNAL_TOPICS: &[&str] = &[
@@ -36,21 +36,9 @@ const CALL_TIMEOUT_MS: u64 = 60_000;
 
 /// Runs `cohort topics` with `args` on the process's stdout and stderr; returns the exit code.
 pub fn main(args: &[String]) -> i32 {
-    let stdout = std::io::stdout();
-    let _ = stdout.is_terminal();
-    let mut out = stdout.lock();
-    let mut err = std::io::stderr().lock();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(err, "cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    runtime.block_on(run(args, &mut out, &mut err))
+    super::entry::run_on_stdio(
+        |mut out, mut err| async move { run(args, &mut out, &mut err).await },
+    )
 }
 
 /// An error that ends the command: Kafka prints `Error while executing topic command : <msg>`.
@@ -70,21 +58,9 @@ impl From<KafkaError> for Failure {
 
 /// Runs `cohort topics` with `args`, writing to `out`/`err`; returns the exit code.
 pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let options = match options::check(args) {
-        Checked::Usage(m) => {
-            let _ = writeln!(err, "{m}");
-            let _ = err.write_all(options::help().as_bytes());
-            return 1;
-        }
-        Checked::Failure(m) => {
-            let _ = writeln!(err, "{m}");
-            return 1;
-        }
-        Checked::Version => {
-            let _ = writeln!(out, "{}", env!("CARGO_PKG_VERSION"));
-            return 0;
-        }
-        Checked::Run(o) => o,
+    let options = match options::check(args).or_exit(&options::help(), out, err) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let result = match admin_for(&options, err) {
         Ok(mut admin) => match options.action {
@@ -106,21 +82,13 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
 }
 
 fn admin_for(options: &TopicsOptions, err: &mut dyn Write) -> Result<Admin, Failure> {
-    let mut config = ClientConfig::new(options.value("bootstrap-server").unwrap_or_default())
-        .map_err(|e| Failure(e.java_message()))?;
-    if let Some(path) = options.value("command-config") {
-        let props = read_properties_file(path).map_err(|e| Failure(e.java_message()))?;
-        let unused = config
-            .apply_properties(&props)
-            .map_err(|e| Failure(e.java_message()))?;
-        if !unused.is_empty() {
-            let _ = writeln!(
-                err,
-                "WARN These configurations '[{}]' were supplied but are not used yet.",
-                unused.join(", ")
-            );
-        }
-    }
+    let (config, unused) = ClientConfig::for_tool(
+        options.value("bootstrap-server").unwrap_or_default(),
+        options.value("command-config"),
+        &[],
+    )
+    .map_err(|e| Failure(e.java_message()))?;
+    warn_unused(err, &unused);
     let mut admin = Admin::new(config);
     admin.set_call_timeout(std::time::Duration::from_millis(CALL_TIMEOUT_MS));
     Ok(admin)

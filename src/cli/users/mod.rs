@@ -23,11 +23,11 @@ use std::io::Write;
 
 use ring::rand::{SecureRandom, SystemRandom};
 
-use crate::client::config::read_properties_file;
+use super::entry::warn_unused;
 use crate::client::users::ScramAlteration;
 use crate::client::{Admin, ClientConfig};
 use crate::security::scram::{salted_password, ScramMechanism};
-use options::{Action, Checked, UsersOptions};
+use options::{Action, UsersOptions};
 
 /// How long each Admin call may take (ConfigCommand waits 30 s for describe, 60 s for alter).
 const CALL_TIMEOUT_MS: u64 = 60_000;
@@ -38,38 +38,16 @@ const SALT_BYTES: usize = 32;
 
 /// Runs `cohort users` with `args` on the process's stdout and stderr; returns the exit code.
 pub fn main(args: &[String]) -> i32 {
-    let mut out = std::io::stdout().lock();
-    let mut err = std::io::stderr().lock();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = writeln!(err, "cannot start the async runtime: {e}");
-            return 1;
-        }
-    };
-    runtime.block_on(run(args, &mut out, &mut err))
+    super::entry::run_on_stdio(
+        |mut out, mut err| async move { run(args, &mut out, &mut err).await },
+    )
 }
 
 /// Runs `cohort users` with `args`, writing to `out`/`err`; returns the exit code.
 pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let options = match options::check(args) {
-        Checked::Usage(m) => {
-            let _ = writeln!(err, "{m}");
-            let _ = err.write_all(options::help().as_bytes());
-            return 1;
-        }
-        Checked::Failure(m) => {
-            let _ = writeln!(err, "{m}");
-            return 1;
-        }
-        Checked::Version => {
-            let _ = writeln!(out, "{}", env!("CARGO_PKG_VERSION"));
-            return 0;
-        }
-        Checked::Run(o) => o,
+    let options = match options::check(args).or_exit(&options::help(), out, err) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let result = match options.action {
         Action::Describe => describe(&options, out, err).await,
@@ -90,21 +68,10 @@ pub async fn run(args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i
 }
 
 fn admin_for(options: &UsersOptions, err: &mut dyn Write) -> Result<Admin, String> {
-    let mut config = ClientConfig::new(&options.bootstrap).map_err(|e| e.java_message())?;
-    let props = match &options.command_config {
-        Some(path) => read_properties_file(path).map_err(|e| e.java_message())?,
-        None => Default::default(),
-    };
-    let unused = config
-        .apply_properties(&props)
-        .map_err(|e| e.java_message())?;
-    if !unused.is_empty() {
-        let _ = writeln!(
-            err,
-            "WARN These configurations '[{}]' were supplied but are not used yet.",
-            unused.join(", ")
-        );
-    }
+    let (config, unused) =
+        ClientConfig::for_tool(&options.bootstrap, options.command_config.as_deref(), &[])
+            .map_err(|e| e.java_message())?;
+    warn_unused(err, &unused);
     let mut admin = Admin::new(config);
     admin.set_call_timeout(std::time::Duration::from_millis(CALL_TIMEOUT_MS));
     Ok(admin)

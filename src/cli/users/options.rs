@@ -1,7 +1,7 @@
 //! The options of `cohort users`, with the checks and messages of Kafka 4.0's
 //! `ConfigCommandOptions` for `--entity-type users` (`--user NAME` is its shorthand).
 
-use super::super::groups::jopt::{self, Arity, Parsed, Spec};
+use super::super::groups::jopt::{self, spec, Arity, Parsed, Spec};
 
 /// Every option `cohort users` accepts.
 pub const SPECS: &[Spec] = &[
@@ -18,21 +18,6 @@ pub const SPECS: &[Spec] = &[
     spec("version", Arity::None, "", "Display Kafka version."),
 ];
 
-const fn spec(
-    name: &'static str,
-    arity: Arity,
-    described_as: &'static str,
-    doc: &'static str,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        available_if: &[],
-        described_as,
-        doc,
-    }
-}
-
 /// Describe or alter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -41,15 +26,7 @@ pub enum Action {
 }
 
 /// What checking decided.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checked {
-    Run(Box<UsersOptions>),
-    /// Print the message and help on stderr, exit 1.
-    Usage(String),
-    /// An exception escaped option handling: its message on stderr, exit 1.
-    Failure(String),
-    Version,
-}
+pub type Checked = crate::cli::entry::Checked<Box<UsersOptions>>;
 
 /// One run's options.
 #[derive(Clone, PartialEq, Eq)]
@@ -136,14 +113,7 @@ pub fn iterations_and_password(value: &str) -> Option<(Option<i64>, &str)> {
 pub fn check(args: &[String]) -> Checked {
     let parsed: Parsed = match jopt::parse(SPECS, args) {
         Ok(p) => p,
-        Err(e) => {
-            let text = e.to_string();
-            let message = text
-                .split_once(": ")
-                .map(|(_, m)| m.to_string())
-                .unwrap_or(text);
-            return Checked::Failure(message);
-        }
+        Err(e) => return Checked::Failure(e.message()),
     };
     if parsed.arg_count == 0 || parsed.has("help") {
         return Checked::Usage(

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Runs every test binary of the workspace, several at a time, as `cargo test --workspace
+--no-fail-fast` would one after another.
+
+Most of Cohort's test time is waiting (real clients, timeouts, restarts), and cargo runs test
+binaries one by one, so the suite's wall time was the sum of them. This runs `--jobs` binaries at
+once (each still runs its own tests on its own threads), each in its package's directory as cargo
+does, and prints each binary's whole output when it ends, behind the line cargo prints
+("     Running tests/x.rs (target/debug/deps/x-HASH)"), so logs read and parse as before.
+
+    scripts/run-tests.py [--jobs N]      N defaults to $COHORT_TEST_JOBS, else 1
+
+Builds first if needed (`cargo test --workspace --no-run`), runs the doc tests as one more job,
+exits non-zero if any binary failed, and names the failed ones last.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Job:
+    title: str  # the line cargo prints before a binary's output
+    argv: list
+    cwd: str
+    first: bool = False  # integration tests of the broker: the long ones, started first
+    rc: int = -1
+    seconds: float = 0.0
+    log: str = field(default="")
+
+
+def test_binaries(root: Path) -> list:
+    """The test executables cargo builds for `cargo test --workspace`, in cargo's order."""
+    build = subprocess.run(
+        ["cargo", "test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if build.returncode != 0:
+        sys.exit(build.returncode)
+    jobs = []
+    for line in build.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if not msg.get("profile", {}).get("test"):
+            continue
+        package_dir = Path(msg["manifest_path"]).parent
+        src = Path(msg["target"]["src_path"])
+        kind = msg["target"]["kind"][0]
+        rel_src = os.path.relpath(src, package_dir)
+        what = f"unittests {rel_src}" if kind in ("lib", "bin") else rel_src
+        exe = Path(msg["executable"])
+        rel_exe = os.path.relpath(exe, root)
+        jobs.append(
+            Job(
+                title=f"     Running {what} ({rel_exe})",
+                argv=[str(exe)],
+                cwd=str(package_dir),
+                first=package_dir == root and kind == "test",
+            )
+        )
+    return jobs
+
+
+def run(job: Job, out_dir: str) -> None:
+    started = time.monotonic()
+    with tempfile.NamedTemporaryFile("w+", dir=out_dir, delete=False) as out:
+        job.rc = subprocess.run(
+            job.argv, cwd=job.cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        ).returncode
+        out.seek(0)
+        job.log = out.read()
+    job.seconds = time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("COHORT_TEST_JOBS", "1")))
+    args = parser.parse_args()
+    root = Path(__file__).resolve().parent.parent
+
+    jobs = test_binaries(root)
+    jobs.append(Job(title="   Doc-tests (workspace)", argv=["cargo", "test", "--workspace", "--doc"], cwd=str(root)))
+    # Stable sort: the broker's integration tests first, cargo's order within each part.
+    queue = sorted(jobs, key=lambda j: not j.first)
+    lock = threading.Lock()
+
+    with tempfile.TemporaryDirectory() as out_dir:
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    job = queue.pop(0)
+                run(job, out_dir)
+                with lock:
+                    sys.stdout.write(f"{job.title}\n{job.log}")
+                    if job.rc != 0:
+                        sys.stdout.write(f"error: {job.title.strip()} failed (exit {job.rc}) after {job.seconds:.1f}s\n")
+                    sys.stdout.flush()
+
+        workers = [threading.Thread(target=worker) for _ in range(max(1, args.jobs))]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
+    failed = [j for j in jobs if j.rc != 0]
+    print(f"\nrun-tests: {len(jobs)} binaries, {len(failed)} failed, {args.jobs} at a time")
+    for j in failed:
+        print(f"  FAILED {j.title.strip()} (exit {j.rc})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
