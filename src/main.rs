@@ -67,6 +67,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Transactions: kafka-transactions.sh's commands and output (list, describe,
+    /// describe-producers, abort, find-hanging).
+    #[command(disable_help_flag = true, disable_version_flag = true)]
+    Transactions {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     // --- end of operator tools ---
 }
 
@@ -83,6 +90,7 @@ fn main() -> ExitCode {
         Command::Acls { args } => exit_code(cohort::cli::acls::main(&args)),
         Command::Configs { args } => exit_code(cohort::cli::configs::main(&args)),
         Command::Records { args } => exit_code(cohort::cli::records::main(&args)),
+        Command::Transactions { args } => exit_code(cohort::cli::transactions::main(&args)),
     }
 }
 

@@ -8,4 +8,5 @@ pub mod groups;
 pub mod log_dirs;
 pub mod records;
 pub mod topics;
+pub mod transactions;
 pub mod users;

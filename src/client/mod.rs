@@ -20,6 +20,7 @@ pub mod offsets;
 pub mod partitions;
 pub mod record_times;
 pub mod topics;
+pub mod transactions;
 pub mod types;
 pub mod users;
 pub mod versions;

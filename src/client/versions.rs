@@ -42,6 +42,12 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::DescribeAcls => (1, 3),
         ApiKey::CreateAcls => (1, 3),
         ApiKey::DeleteAcls => (1, 3),
+        // kafka-transactions.sh's calls; ListTransactions v1 carries the duration filter
+        // (the codec has WriteTxnMarkers v1 only).
+        ApiKey::DescribeTransactions => (0, 0),
+        ApiKey::ListTransactions => (0, 1),
+        ApiKey::DescribeProducers => (0, 0),
+        ApiKey::WriteTxnMarkers => (1, 1),
         _ => return None,
     })
 }
