@@ -107,13 +107,10 @@ pub struct SimLogStore {
 }
 
 impl SimLogStore {
-    fn live(&self) -> Result<MutexGuard<'_, DiskState>, StorageError> {
+    /// The disk, unless this incarnation crashed (callers turn `None` into `crashed()`).
+    fn live(&self) -> Option<MutexGuard<'_, DiskState>> {
         let d = lock(&self.disk);
-        if d.incarnation == self.incarnation {
-            Ok(d)
-        } else {
-            Err(crashed())
-        }
+        (d.incarnation == self.incarnation).then_some(d)
     }
 }
 
@@ -122,7 +119,7 @@ impl RaftLogReader<TypeConfig> for SimLogStore {
         &mut self,
         range: RB,
     ) -> Result<Vec<Entry>, StorageError> {
-        let d = self.live()?;
+        let d = self.live().ok_or_else(crashed)?;
         Ok(d.entries
             .range(range)
             .map(|(_, (entry, _))| entry.clone())
@@ -134,7 +131,7 @@ impl RaftLogStorage<TypeConfig> for SimLogStore {
     type LogReader = Self;
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
-        let d = self.live()?;
+        let d = self.live().ok_or_else(crashed)?;
         let last = d
             .entries
             .values()
@@ -153,12 +150,12 @@ impl RaftLogStorage<TypeConfig> for SimLogStore {
 
     /// Durable on return, as the segment store's atomic state-file replace is.
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), StorageError> {
-        self.live()?.vote = Some(*vote);
+        self.live().ok_or_else(crashed)?.vote = Some(*vote);
         Ok(())
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote>, StorageError> {
-        Ok(self.live()?.vote)
+        Ok(self.live().ok_or_else(crashed)?.vote)
     }
 
     async fn append<I>(
@@ -171,7 +168,7 @@ impl RaftLogStorage<TypeConfig> for SimLogStore {
         I::IntoIter: OptionalSend,
     {
         let (sync_time, mode) = {
-            let mut d = self.live()?;
+            let mut d = self.live().ok_or_else(crashed)?;
             for entry in entries {
                 d.entries.insert(entry.log_id.index, (entry, false));
             }
@@ -184,7 +181,7 @@ impl RaftLogStorage<TypeConfig> for SimLogStore {
                 // openraft's core awaits this, as it awaits the segment store's fdatasync; a
                 // crash meanwhile finds these entries unsynced.
                 tokio::time::sleep(sync_time).await;
-                let mut d = self.live()?;
+                let mut d = self.live().ok_or_else(crashed)?;
                 for (_, synced) in d.entries.values_mut() {
                     *synced = true;
                 }
@@ -196,13 +193,13 @@ impl RaftLogStorage<TypeConfig> for SimLogStore {
     }
 
     async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        let mut d = self.live()?;
+        let mut d = self.live().ok_or_else(crashed)?;
         d.entries.retain(|index, _| *index < log_id.index);
         Ok(())
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
-        let mut d = self.live()?;
+        let mut d = self.live().ok_or_else(crashed)?;
         d.entries.retain(|index, _| *index > log_id.index);
         d.last_purged = Some(log_id);
         Ok(())

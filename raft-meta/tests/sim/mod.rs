@@ -80,6 +80,7 @@ pub struct SimReport {
 #[derive(Debug, Clone)]
 pub struct SimFailure {
     pub seed: u64,
+    pub flush: FlushMode,
     pub violations: Vec<String>,
 }
 
@@ -89,9 +90,14 @@ impl std::fmt::Display for SimFailure {
         for v in self.violations.iter().take(10) {
             writeln!(f, "  - {v}")?;
         }
+        let test = match self.flush {
+            FlushMode::Honest => "seeds_keep_the_invariants",
+            FlushMode::AckBeforeSync => "the_checker_catches_a_flush_acknowledged_before_sync",
+        };
         write!(
             f,
-            "replay it alone: SIM_SEED={} cargo test -p raft-meta --test simulation",
+            "replay it alone: SIM_SEED={} SIM_VERBOSE=1 cargo test -p raft-meta --test simulation \
+             {test} -- --nocapture",
             self.seed
         )
     }
@@ -305,9 +311,9 @@ impl Cluster {
                 m.last_applied.map(|l| l.index),
                 m.last_log_index,
             ));
-            if self.verbose && self.now_ms() % 50 == 0 {
+            if self.verbose && self.now_ms().is_multiple_of(50) {
                 eprintln!(
-                    "[{:>6} ms] DEBUG node {} {:?} vote {} log {:?} applied {:?} leader {:?}",
+                    "[{:>6} ms] state of node {} {:?} vote {} log {:?} applied {:?} leader {:?}",
                     self.now_ms(),
                     node.id,
                     m.state,
@@ -422,7 +428,7 @@ async fn simulate(options: SimOptions, dir: &std::path::Path) -> Result<SimRepor
         while let Some((_, fault)) = due.next_if(|(at, _)| *at <= elapsed_ms()) {
             cluster.apply(&fault).await;
         }
-        if options.flush == FlushMode::AckBeforeSync && steps % 50 == 0 {
+        if options.flush == FlushMode::AckBeforeSync && steps.is_multiple_of(50) {
             cluster.nodes.iter().for_each(|n| n.disk.sync_all());
         }
         cluster.elect(lease).await;
@@ -505,6 +511,10 @@ async fn simulate(options: SimOptions, dir: &std::path::Path) -> Result<SimRepor
     if violations.is_empty() {
         Ok(report)
     } else {
-        Err(SimFailure { seed, violations })
+        Err(SimFailure {
+            seed,
+            flush: options.flush,
+            violations,
+        })
     }
 }

@@ -24,6 +24,10 @@ use super::rng::SimRng;
 /// unknown: it may still commit, and the checker treats it as never acknowledged).
 const WRITE_TIMEOUT: Duration = Duration::from_millis(1_000);
 
+/// Where a write's outcome arrives: its log index and leader id once committed, `None` if its
+/// fate is unknown.
+type Answer = oneshot::Receiver<Option<(u64, LeaderId)>>;
+
 /// (topic, partition) of the client's group.
 type Key = (u8, i32);
 
@@ -33,7 +37,7 @@ pub struct Client {
     /// Highest offset ever proposed per (group, topic, partition): the next commit goes past
     /// it, so a commit whose fate is unknown can never make a later one look like a step back.
     proposed: BTreeMap<Key, i64>,
-    in_flight: Option<(u64, oneshot::Receiver<Option<(u64, LeaderId)>>)>,
+    in_flight: Option<(u64, Answer)>,
     pub sent: u64,
     pub acknowledged: u64,
 }
