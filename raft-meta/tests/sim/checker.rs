@@ -115,7 +115,6 @@ impl Checker {
         }
         s.acknowledged.insert(at, command);
         s.acknowledged_max = s.acknowledged_max.max(at.0);
-        let _ = by;
     }
 
     /// A driver step begins: acknowledgements so far were committed before anything elected
