@@ -81,6 +81,16 @@ impl SimDisk {
         before - d.entries.len()
     }
 
+    /// The last log id on disk (or the purge point), what a pre-vote compares.
+    pub fn last_log_id(&self) -> Option<LogId> {
+        let d = lock(&self.0);
+        d.entries
+            .values()
+            .next_back()
+            .map(|(e, _)| e.log_id)
+            .or(d.last_purged)
+    }
+
     /// The saved vote.
     pub fn vote(&self) -> Option<Vote> {
         lock(&self.0).vote

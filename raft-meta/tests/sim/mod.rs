@@ -263,31 +263,57 @@ impl Cluster {
     }
 
     /// The simulated `election.rs`: a running follower or candidate that has heard no leader
-    /// (and granted no vote) for the lease plus its jitter asks openraft to campaign.
+    /// (and granted no vote) for the lease plus its jitter asks openraft to campaign, once a
+    /// pre-vote finds a majority that would vote for it. The pre-vote is an oracle, not
+    /// messages: a peer agrees if the links both ways are open, it does not lead, it has heard
+    /// no leader for the lease, and the candidate's last log id is at least its own (the
+    /// answer `election.rs` gets from a peer over the network).
     async fn elect(&mut self, lease: Duration) {
         let now = Instant::now();
-        for node in &mut self.nodes {
+        for i in 0..self.nodes.len() {
+            let node = &self.nodes[i];
             let Some(running) = &node.running else {
                 continue;
             };
             if running.raft.metrics().borrow().state == ServerState::Leader {
                 continue;
             }
-            let since = self.net.contact(node.id).unwrap_or(now);
-            if now.duration_since(since) < lease + node.jitter {
+            let silent =
+                |id: NodeId| now.duration_since(self.net.contact(id).unwrap_or(now)) >= lease;
+            if now.duration_since(self.net.contact(node.id).unwrap_or(now)) < lease + node.jitter {
                 continue;
             }
-            let _ = running.raft.trigger().elect().await;
+            let my_log = node.disk.last_log_id();
+            let agree = self
+                .nodes
+                .iter()
+                .filter(|peer| peer.id != node.id)
+                .filter(|peer| {
+                    peer.running
+                        .as_ref()
+                        .is_some_and(|r| r.raft.metrics().borrow().state != ServerState::Leader)
+                        && self.net.both_ways(node.id, peer.id)
+                        && silent(peer.id)
+                        && my_log >= peer.disk.last_log_id()
+                })
+                .count();
+            let raft = running.raft.clone();
+            let id = node.id;
+            self.nodes[i].jitter = Duration::from_millis(self.elector_rng.range(0, 150));
+            // Next look after the retry delay, whatever the outcome.
+            self.net.touch(id);
+            if 1 + agree < NODES.len() / 2 + 1 {
+                self.checker.trace(("pre-vote refused", id));
+                continue;
+            }
+            let _ = raft.trigger().elect().await;
             if self.verbose {
                 eprintln!(
-                    "[{:>6} ms] node {} campaigns",
-                    self.started.elapsed().as_millis(),
-                    node.id
+                    "[{:>6} ms] node {id} campaigns",
+                    self.started.elapsed().as_millis()
                 );
             }
-            self.net.touch(node.id);
-            node.jitter = Duration::from_millis(self.elector_rng.range(0, 150));
-            self.checker.trace(("elect", node.id));
+            self.checker.trace(("elect", id));
         }
     }
 

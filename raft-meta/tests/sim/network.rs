@@ -10,7 +10,7 @@ use std::time::Duration;
 use openraft::error::{
     InstallSnapshotError, RPCError, RaftError, RemoteError, Timeout, Unreachable,
 };
-use openraft::network::{RPCOption, RPCTypes, RaftNetwork, RaftNetworkFactory};
+use openraft::network::{Backoff, RPCOption, RPCTypes, RaftNetwork, RaftNetworkFactory};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
@@ -111,6 +111,12 @@ impl SimNet {
 
     fn link_open(&self, from: NodeId, to: NodeId) -> bool {
         !lock(&self.0).cut.contains(&(to, from))
+    }
+
+    /// Whether `a` and `b` can exchange messages both ways now.
+    pub fn both_ways(&self, a: NodeId, b: NodeId) -> bool {
+        let n = lock(&self.0);
+        !n.cut.contains(&(a, b)) && !n.cut.contains(&(b, a))
     }
 }
 
@@ -242,5 +248,15 @@ impl RaftNetwork<TypeConfig> for SimConnection {
             answer
         })
         .await
+    }
+
+    /// The TCP client's backoff (`network/client.rs`): 50 ms doubling to 1 s, not openraft's
+    /// constant 500 ms, so a peer back from a cut hears the leader as soon as a real one would.
+    fn backoff(&self) -> Backoff {
+        let delays = (0..).map(|i: u32| {
+            Duration::from_millis(50u64.saturating_mul(1u64 << i.min(5)))
+                .min(Duration::from_secs(1))
+        });
+        Backoff::new(delays)
     }
 }
