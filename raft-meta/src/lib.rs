@@ -41,7 +41,7 @@ pub mod types;
 pub use app::{Application, Record, RestoreError, Undecodable};
 pub use error::{MembershipError, ReadError, StartError, WriteError};
 pub use network::PeerPortLimits;
-pub use node::{Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec, Tuning};
+pub use node::{raft_config, Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec, Tuning};
 pub use state_machine::StateMachine;
 pub use status::{ApplyHalted, ClusterStatus, LeaderInfo};
 pub use store::{LogStore, RaftStore};

@@ -203,6 +203,30 @@ fn check_store_format(raft_dir: &Path, store: RaftStore) -> Result<(), StartErro
     }
 }
 
+/// The openraft configuration a node runs with `tuning`. Public so the deterministic simulation
+/// (tests/simulation.rs) drives openraft with exactly the settings a real node uses, without
+/// the TCP listener and the wall-clock election task `MetaNode::start_on` brings along.
+pub fn raft_config(tuning: &Tuning) -> Result<Config, StartError> {
+    Config {
+        cluster_name: "cohort".to_owned(),
+        heartbeat_interval: tuning.heartbeat_ms,
+        election_timeout_min: tuning.election_timeout_min_ms,
+        election_timeout_max: tuning.election_timeout_max_ms,
+        snapshot_policy: SnapshotPolicy::LogsSinceLast(tuning.snapshot_every_entries),
+        // Purging is driven by the kept snapshots (see the purge task), not by a count.
+        max_in_snapshot_log_to_keep: u64::MAX,
+        purge_batch_size: 1,
+        max_payload_entries: 64,
+        snapshot_max_chunk_size: 4 * 1024 * 1024,
+        install_snapshot_timeout: 2_000,
+        // Elections are driven by `election` after a pre-vote round, not by openraft's timer.
+        enable_elect: tuning.elections == Elections::OpenraftTimer,
+        ..Default::default()
+    }
+    .validate()
+    .map_err(|e| StartError::Config(e.to_string()))
+}
+
 impl<A: Application> MetaNode<A> {
     /// Starts a node, binding `config.listen_addr`.
     pub async fn start(config: NodeConfig, app: A) -> Result<Self, StartError> {
@@ -278,24 +302,7 @@ impl<A: Application> MetaNode<A> {
             kafka_addr: config.kafka_addr.clone(),
         };
 
-        let raft_config = Config {
-            cluster_name: "cohort".to_owned(),
-            heartbeat_interval: tuning.heartbeat_ms,
-            election_timeout_min: tuning.election_timeout_min_ms,
-            election_timeout_max: tuning.election_timeout_max_ms,
-            snapshot_policy: SnapshotPolicy::LogsSinceLast(tuning.snapshot_every_entries),
-            // Purging is driven by the kept snapshots (see the purge task), not by a count.
-            max_in_snapshot_log_to_keep: u64::MAX,
-            purge_batch_size: 1,
-            max_payload_entries: 64,
-            snapshot_max_chunk_size: 4 * 1024 * 1024,
-            install_snapshot_timeout: 2_000,
-            // Elections are driven by `election` after a pre-vote round, not by openraft's timer.
-            enable_elect: tuning.elections == Elections::OpenraftTimer,
-            ..Default::default()
-        }
-        .validate()
-        .map_err(|e| StartError::Config(e.to_string()))?;
+        let raft_config = raft_config(&tuning)?;
 
         let transport_paused = Arc::new(AtomicBool::new(false));
         let lease = Arc::new(LeaderLease::new(config.node_id, tuning.leader_lease()));
