@@ -1795,3 +1795,81 @@ fn confluent_kafka_consumes_with_read_on_topic_and_group_and_not_without_the_gro
     assert!(refused.contains("\"consumed\": 0"), "{refused}");
     assert!(refused.contains("GROUP_AUTHORIZATION_FAILED"), "{refused}");
 }
+
+#[test]
+fn refusals_hide_what_the_principal_may_not_describe() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = authz_broker(dir.path());
+    let addr = broker.listener("SASL_PLAINTEXT");
+    let mut admin = plain_client(addr, "admin");
+    setup(&mut admin);
+    let mut alice = plain_client(addr, "alice");
+
+    // Metadata by topic id (v10+): refused by id, the name behind it not told.
+    let id = match admin.call(ApiKey::Metadata, 12, metadata_named(&NO_PRODUCER, 12)) {
+        ResponseKind::Metadata(r) => r.topics[0].topic_id,
+        other => panic!("{other:?}"),
+    };
+    let by_id = RequestKind::Metadata(
+        MetadataRequest::default()
+            .with_topics(Some(vec![metadata_request::MetadataRequestTopic::default(
+            )
+            .with_name(None)
+            .with_topic_id(id)]))
+            .with_allow_auto_topic_creation(false),
+    );
+    match alice.call(ApiKey::Metadata, 12, by_id.clone()) {
+        ResponseKind::Metadata(r) => {
+            assert_eq!(r.topics[0].error_code, TOPIC_AUTHORIZATION_FAILED);
+            assert_eq!(r.topics[0].name, None);
+            assert_eq!(r.topics[0].topic_id, id);
+        }
+        other => panic!("{other:?}"),
+    }
+    grant(&mut admin, "User:alice", &[(TOPIC, T, DESCRIBE)]);
+    match alice.call(ApiKey::Metadata, 12, by_id) {
+        ResponseKind::Metadata(r) => {
+            assert_eq!(r.topics[0].error_code, 0);
+            assert_eq!(r.topics[0].name.as_ref().unwrap().0.as_str(), T);
+        }
+        other => panic!("{other:?}"),
+    }
+    revoke_all(&mut admin, "User:alice");
+
+    // OffsetFetch for all of a group's topics lists only those the principal may DESCRIBE.
+    let all_topics = RequestKind::OffsetFetch(OffsetFetchRequest::default().with_groups(vec![
+        offset_fetch_request::OffsetFetchRequestGroup::default()
+            .with_group_id(GroupId(s(G)))
+            .with_member_id(None)
+            .with_member_epoch(-1)
+            .with_topics(None),
+    ]));
+    let fetched_topics =
+        |c: &mut RawClient| match c.call(ApiKey::OffsetFetch, 9, all_topics.clone()) {
+            ResponseKind::OffsetFetch(r) => {
+                assert_eq!(r.groups[0].error_code, 0);
+                r.groups[0]
+                    .topics
+                    .iter()
+                    .map(|t| t.name.0.to_string())
+                    .collect::<Vec<_>>()
+            }
+            other => panic!("{other:?}"),
+        };
+    grant(&mut admin, "User:alice", &[(GROUP, G, DESCRIBE)]);
+    assert!(fetched_topics(&mut alice).is_empty());
+    grant(&mut admin, "User:alice", &[(TOPIC, T, DESCRIBE)]);
+    assert_eq!(fetched_topics(&mut alice), vec![T.to_owned()]);
+    revoke_all(&mut admin, "User:alice");
+
+    // An acks=0 produce to a topic without WRITE: no answer can carry the code, so the
+    // connection is closed (KafkaApis closes it on any acks=0 error).
+    let mut bob = plain_client(addr, "bob");
+    let silent = match produce(&NO_PRODUCER, 12) {
+        RequestKind::Produce(p) => RequestKind::Produce(p.with_acks(0)),
+        other => panic!("{other:?}"),
+    };
+    let (_, frame) = bob.frame(ApiKey::Produce, 12, &silent);
+    std::io::Write::write_all(&mut bob.stream, &frame).unwrap();
+    assert!(bob.closed_by_broker());
+}
