@@ -173,8 +173,9 @@ fn check_entry(w: &WireAclFilter<'_>) -> Result<(), String> {
 }
 
 /// Kafka's gate on the ACL APIs (`AclApis`): SECURITY_DISABLED without an authorizer, then
-/// `operation` on the CLUSTER (DESCRIBE for DescribeAcls, ALTER for Create/DeleteAcls).
-pub fn gate(ctx: &RequestContext, operation: AclOperation) -> Result<(), (ErrorCode, String)> {
+/// the API's row of `security::api_acls` (DESCRIBE on the CLUSTER for DescribeAcls, ALTER for
+/// Create/DeleteAcls).
+pub fn gate(ctx: &RequestContext) -> Result<(), (ErrorCode, String)> {
     let authorizer = &ctx.broker.authorizer;
     if !authorizer.enabled() {
         return Err((
@@ -183,7 +184,10 @@ pub fn gate(ctx: &RequestContext, operation: AclOperation) -> Result<(), (ErrorC
         ));
     }
     let host = ctx.peer.ip().to_string();
-    if !authorizer.authorize_cluster(&ctx.principal, &host, operation) {
+    let allowed =
+        crate::security::api_acls::needs_of(ctx.api_key, crate::security::api_acls::Part::Cluster)
+            .all(|n| authorizer.authorize_cluster(&ctx.principal, &host, n.operation));
+    if !allowed {
         return Err((
             ErrorCode::ClusterAuthorizationFailed,
             "Cluster authorization failed.".to_owned(),
@@ -197,7 +201,7 @@ pub fn gate(ctx: &RequestContext, operation: AclOperation) -> Result<(), (ErrorC
 pub fn writable(
     ctx: &RequestContext,
 ) -> Result<&std::sync::Arc<crate::group_coordinator::GroupCoordinator>, (ErrorCode, String)> {
-    gate(ctx, AclOperation::Alter)?;
+    gate(ctx)?;
     ctx.broker.groups.as_ref().ok_or_else(|| {
         (
             ErrorCode::CoordinatorNotAvailable,

@@ -9,7 +9,7 @@ use kafka_protocol::messages::describe_acls_response::{AclDescription, DescribeA
 use kafka_protocol::messages::{DescribeAclsRequest, DescribeAclsResponse};
 use kafka_protocol::protocol::StrBytes;
 use protocol::ErrorCode;
-use raft_meta::cohort_app::{AclBinding, AclOperation};
+use raft_meta::cohort_app::AclBinding;
 
 use super::acl_common::{filter, gate, pattern_code, permission_code, WireAclFilter, WireFilter};
 use super::RequestContext;
@@ -50,7 +50,7 @@ pub async fn handle(ctx: &RequestContext, req: DescribeAclsRequest) -> DescribeA
             .with_error_code(ctx.error(code))
             .with_error_message(Some(StrBytes::from_string(message)))
     };
-    if let Err((code, message)) = gate(ctx, AclOperation::Describe) {
+    if let Err((code, message)) = gate(ctx) {
         // Kafka words this one differently from Create/DeleteAcls.
         let message = if code == ErrorCode::SecurityDisabled {
             "No Authorizer is configured on the broker".to_owned()

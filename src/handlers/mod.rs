@@ -24,6 +24,7 @@ pub mod add_partitions_to_txn;
 pub mod alter_configs;
 pub mod alter_user_scram_credentials;
 pub mod api_versions;
+pub mod authorize;
 pub mod config_entries;
 pub mod consumer_group_describe;
 pub mod consumer_group_heartbeat;
@@ -146,8 +147,16 @@ pub enum Reply {
 #[error("no handler serves {0}")]
 pub struct NotServed(&'static str);
 
-/// Routes a request to its handler.
+/// Routes a request through the authorization gate ([`authorize::before`]) to its handler.
 pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServed> {
+    match authorize::before(ctx, body) {
+        authorize::Gated::Answer(reply) => Ok(reply),
+        authorize::Gated::Run(body, amend) => Ok(amend.apply(ctx, serve(ctx, *body).await?)),
+    }
+}
+
+/// Routes a request, already authorized, to its handler.
+async fn serve(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServed> {
     let response = match body {
         RequestKind::Produce(r) => return Ok(produce::handle(ctx, r).await),
         RequestKind::Fetch(r) => {

@@ -231,7 +231,7 @@ fn answer(acks: i16, failed: bool, topics: Vec<TopicProduceResponse>) -> Reply {
     )))
 }
 
-fn refuse_all(
+pub(crate) fn refuse_all(
     ctx: &RequestContext,
     req: &ProduceRequest,
     code: ErrorCode,
@@ -286,7 +286,7 @@ fn task_failed(what: &'static str, e: &dyn std::fmt::Display) -> BrokerError {
 }
 
 /// Whether any partition's batch has the transactional attribute.
-fn carries_transactional_batch(req: &ProduceRequest) -> bool {
+pub(crate) fn carries_transactional_batch(req: &ProduceRequest) -> bool {
     req.topic_data.iter().any(|t| {
         t.partition_data.iter().any(|p| {
             p.records
@@ -311,7 +311,7 @@ async fn prepare(
     Ok((partition, BytesMut::from(&records[..]), header))
 }
 
-fn error_response(
+pub(crate) fn error_response(
     ctx: &RequestContext,
     index: i32,
     code: ErrorCode,

@@ -106,6 +106,56 @@ impl Authorizer {
         decision == Decision::Allowed
     }
 
+    /// Kafka's `authorizeByResourceType`: whether `principal` may do `operation` on some
+    /// resource of the type.
+    pub fn authorize_by_resource_type(
+        &self,
+        principal: &Principal,
+        host: &str,
+        operation: AclOperation,
+        resource_type: AclResourceType,
+    ) -> bool {
+        let Some(settings) = &self.settings else {
+            return true;
+        };
+        let who = principal.to_string();
+        let decision = match &self.node {
+            Some(node) => node.read_local(|a| {
+                a.app.acls().authorize_by_resource_type(
+                    settings,
+                    &who,
+                    host,
+                    operation,
+                    resource_type,
+                )
+            }),
+            None => AclTable::default().authorize_by_resource_type(
+                settings,
+                &who,
+                host,
+                operation,
+                resource_type,
+            ),
+        };
+        decision == Decision::Allowed
+    }
+
+    /// Kafka's `authorized_operations` bit set: bit `code` set for each operation of
+    /// `operations` the principal may do on the resource.
+    pub fn operations_bits(
+        &self,
+        principal: &Principal,
+        host: &str,
+        resource_type: AclResourceType,
+        name: &str,
+        operations: &[AclOperation],
+    ) -> i32 {
+        operations
+            .iter()
+            .filter(|op| self.authorize(principal, host, **op, resource_type, name))
+            .fold(0, |bits, op| bits | (1 << op.code()))
+    }
+
     /// [`Authorizer::authorize`] on the CLUSTER resource.
     pub fn authorize_cluster(
         &self,

@@ -10,6 +10,7 @@
 //! SCRAM credentials are the cluster's replicated ones (`replicated::scram`); PLAIN users come
 //! from a node-local file. Both are kept only as salted hashes.
 
+pub mod api_acls;
 pub mod args;
 pub mod authorizer;
 pub mod credentials;

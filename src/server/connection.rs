@@ -375,6 +375,15 @@ impl<S: Transport> Connection<S> {
             metrics::counter!(m::REQUESTS_TOTAL, "api" => api_name(api)).increment(1);
             let started = Instant::now();
             if let RequestKind::Produce(produce) = body {
+                // The gate first: the topics without WRITE are answered, not written.
+                let (produce, amend) = match handlers::authorize::before_produce(&ctx, produce) {
+                    Ok(allowed) => allowed,
+                    Err(reply) => {
+                        let task = tokio::spawn(async move { outgoing(&ctx, reply, started) });
+                        pending.push_back((task, held));
+                        continue;
+                    }
+                };
                 // Written now, in arrival order; acknowledged when durable, in arrival order,
                 // while the next requests are read (their fsyncs join the same group commit).
                 // Nothing to overlap with when the client has not sent more yet.
@@ -388,6 +397,7 @@ impl<S: Transport> Connection<S> {
                             produce::Started::Ready(reply) => reply,
                             produce::Started::Pending(in_flight) => in_flight.finish().await,
                         };
+                        let reply = amend.apply(&ctx, reply);
                         outgoing(&ctx, reply, started)
                     }
                     .instrument(span),

@@ -419,6 +419,59 @@ impl AclTable {
             Decision::Denied
         }
     }
+
+    /// Kafka's `authorizeByResourceType`: whether `principal` may do `operation` on *some*
+    /// resource of the type (InitProducerId without a transactional id accepts WRITE on any
+    /// topic). An ALLOW counts unless a DENY for the same principal, host and operation covers
+    /// its pattern: a DENY on the literal `*`, a literal DENY of the same name, or a prefixed
+    /// DENY that is a prefix of it.
+    pub fn authorize_by_resource_type(
+        &self,
+        settings: &AuthorizerSettings,
+        principal: &str,
+        host: &str,
+        operation: AclOperation,
+        resource_type: AclResourceType,
+    ) -> Decision {
+        // As Kafka's default implementation: a resource no ACL names decides first, which
+        // covers super users and `allow.everyone.if.no.acl.found`.
+        let unnamed = Resource {
+            resource_type,
+            name: "hardcode",
+        };
+        if self.authorize(settings, principal, host, operation, unnamed) == Decision::Allowed {
+            return Decision::Allowed;
+        }
+        let applies = |acl: &&AclBinding| {
+            acl.resource_type == resource_type
+                && (acl.principal == principal || acl.principal == WILDCARD_PRINCIPAL)
+                && (acl.host == WILDCARD || acl.host == host)
+        };
+        let denies: Vec<&AclBinding> = self
+            .iter()
+            .filter(applies)
+            .filter(|a| a.permission == AclPermission::Deny && a.operation.deny_refuses(operation))
+            .collect();
+        let covered = |allow: &AclBinding| {
+            denies.iter().any(|d| match d.pattern {
+                AclPatternType::Literal => {
+                    d.name == WILDCARD
+                        || (allow.pattern == AclPatternType::Literal && d.name == allow.name)
+                }
+                AclPatternType::Prefixed => allow.name.starts_with(d.name.as_str()),
+            })
+        };
+        let allowed = self
+            .iter()
+            .filter(applies)
+            .filter(|a| a.permission == AclPermission::Allow && a.operation.allow_grants(operation))
+            .any(|a| !covered(a));
+        if allowed {
+            Decision::Allowed
+        } else {
+            Decision::Denied
+        }
+    }
 }
 
 #[cfg(test)]
@@ -942,6 +995,48 @@ mod tests {
                 topic("t")
             ),
             Decision::Denied
+        );
+    }
+
+    #[test]
+    fn by_resource_type_needs_an_allow_no_deny_covers() {
+        let s = AuthorizerSettings::default();
+        let mut t = AclTable::default();
+        let by_type =
+            |t: &AclTable, who: &str| t.authorize_by_resource_type(&s, who, "h", Write, Topic);
+        assert_eq!(by_type(&t, "User:a"), Decision::Denied);
+        t.insert(acl(Topic, "orders", Literal, "User:a", "*", Write, Allow));
+        assert_eq!(by_type(&t, "User:a"), Decision::Allowed);
+        assert_eq!(by_type(&t, "User:b"), Decision::Denied);
+        t.insert(acl(Topic, "ord", Prefixed, "User:a", "*", Write, Deny));
+        assert_eq!(
+            by_type(&t, "User:a"),
+            Decision::Denied,
+            "a prefixed deny covers it"
+        );
+        t.insert(acl(
+            Topic,
+            "logs",
+            Prefixed,
+            WILDCARD_PRINCIPAL,
+            "*",
+            All,
+            Allow,
+        ));
+        assert_eq!(by_type(&t, "User:a"), Decision::Allowed);
+        t.insert(acl(Topic, "*", Literal, "User:a", "*", Write, Deny));
+        assert_eq!(
+            by_type(&t, "User:a"),
+            Decision::Denied,
+            "a wildcard deny covers all"
+        );
+        let su = AuthorizerSettings {
+            super_users: ["User:a".to_owned()].into(),
+            allow_if_no_acl: false,
+        };
+        assert_eq!(
+            t.authorize_by_resource_type(&su, "User:a", "h", Write, Topic),
+            Decision::Allowed
         );
     }
 }
