@@ -41,6 +41,12 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:9644")]
     pub http: SocketAddr,
 
+    /// HTTP Basic users, one `NAME:PASSWORD` a line (`#` comments; the form of
+    /// `--sasl-plain-users`): every HTTP path but /healthz and /readyz then requires one of
+    /// them. Hashed when read.
+    #[arg(long)]
+    pub http_basic_auth: Option<PathBuf>,
+
     /// This broker's node id.
     #[arg(long, default_value_t = 1)]
     pub node_id: i32,

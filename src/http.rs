@@ -3,6 +3,10 @@
 //! data feed `GET /console.json`). It answers from the moment the node starts, while it
 //! replays its log, so an operator can watch it load.
 //!
+//! With `--http-basic-auth` every path but `/healthz` and `/readyz` needs the credentials of
+//! one of its users ([`crate::security::http_basic`]); without them the answer is `401` with
+//! the `Basic` challenge.
+//!
 //! A few fixed routes do not need an HTTP stack: a request line is read (bounded in size and
 //! time), one response is written, the connection is closed.
 //!
@@ -22,6 +26,7 @@ use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
 use crate::group_coordinator::Role;
 use crate::lag::{LagFeed, Snapshot};
 use crate::readiness::Readiness;
+use crate::security::http_basic::{HttpBasicAuth, CHALLENGE, OPEN_PATHS};
 
 /// The root page: where things are.
 const INDEX: &str =
@@ -50,6 +55,8 @@ pub struct Routes {
     pub disk: Arc<crate::disk::DiskSpace>,
     /// The transaction gauges (`crate::txn_metrics`).
     pub txn: Arc<crate::txn_metrics::TxnGauges>,
+    /// `--http-basic-auth`: when set, every path but the probes needs one of its users.
+    pub auth: Option<Arc<HttpBasicAuth>>,
 }
 
 impl Routes {
@@ -144,6 +151,17 @@ async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()
     let mut parts = line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let path = path.split('?').next().unwrap_or("");
+    if !authorized(routes, path, &head).await {
+        // Nothing about the request or the users: the challenge alone.
+        return respond(
+            &mut stream,
+            "401 Unauthorized",
+            &format!("www-authenticate: {CHALLENGE}\r\n"),
+            "text/plain; charset=utf-8",
+            "unauthorized\n",
+        )
+        .await;
+    }
     let (status, content_type, body) = match (method, path) {
         ("GET", "/healthz") => ("200 OK", "text/plain; charset=utf-8", "ok\n".to_string()),
         ("GET", "/readyz") => {
@@ -183,9 +201,48 @@ async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()
             "only GET\n".into(),
         ),
     };
+    respond(&mut stream, status, "", content_type, &body).await
+}
+
+/// Whether the request may be served: always without `--http-basic-auth` and for the probes,
+/// else only with the credentials of one of its users. The header is never logged.
+async fn authorized(routes: &Routes, path: &str, head: &str) -> bool {
+    let Some(auth) = routes.auth.clone() else {
+        return true;
+    };
+    if OPEN_PATHS.contains(&path) {
+        return true;
+    }
+    let authorization = header(head, "authorization").map(str::to_owned);
+    // Hashing the password is PBKDF2: off the runtime's workers, as a flood of guesses must
+    // not stall the Kafka connections they serve.
+    tokio::task::spawn_blocking(move || auth.allows(authorization.as_deref()))
+        .await
+        .unwrap_or(false)
+}
+
+/// The value of the first header called `name` (case-insensitive) in a request head.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+}
+
+/// Writes one response (`extra_headers`: complete `name: value\r\n` lines) and closes.
+async fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    extra_headers: &str,
+    content_type: &str,
+    body: &str,
+) -> std::io::Result<()> {
     let response = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\
-         connection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\n{extra_headers}content-type: {content_type}\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(response.as_bytes()).await?;

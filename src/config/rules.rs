@@ -19,6 +19,7 @@ use std::ops::RangeInclusive;
 
 use super::ServeArgs;
 use crate::security::credentials::parse_scram_user;
+use crate::security::http_basic::{check_file as check_basic_auth_file, HttpBasicAuthError};
 use crate::security::listeners::parse_list;
 use crate::security::principal::MappingRules;
 use crate::security::sasl::{parse_mechanisms, SaslMechanism};
@@ -172,6 +173,20 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
             "--http",
             "another address than --listen",
             |a: &ServeArgs| (a.http.port() != 0 && a.http == a.listen).then(|| a.http.to_string()),
+        ),
+        Rule::new(
+            "--http-basic-auth",
+            "a readable file of NAME:PASSWORD lines, at least one",
+            |a: &ServeArgs| {
+                let path = a.http_basic_auth.as_ref()?;
+                // The error names a bad line by number only: its text holds a password.
+                let why = match check_basic_auth_file(path).err()? {
+                    HttpBasicAuthError::File { source, .. } => source.to_string(),
+                    HttpBasicAuthError::Empty { .. } => "no NAME:PASSWORD line".to_owned(),
+                    HttpBasicAuthError::Random(e) => e.to_string(),
+                };
+                Some(format!("{:?} ({why})", path.display().to_string()))
+            },
         ),
         Rule::new("--advertise", "HOST:PORT", |a: &ServeArgs| {
             a.advertise
@@ -635,6 +650,57 @@ mod tests {
     rejects!(http_differs_from_listen, "--http",
         bad: [["--listen", "127.0.0.1:9092", "--http", "127.0.0.1:9092"]],
         good: [["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"]]);
+    /// `--http-basic-auth` reads its file: each case writes one into a fresh directory.
+    fn basic_auth_broken_by(contents: Option<&str>) -> Vec<Broken> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("http-users");
+        if let Some(text) = contents {
+            std::fs::write(&file, text).unwrap();
+        }
+        broken_by(&["--http-basic-auth", file.to_str().unwrap()])
+    }
+
+    fn assert_basic_auth_rule(broken: &[Broken], why: &str) {
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!(broken[0].flag, "--http-basic-auth");
+        assert!(broken[0].value.contains(why), "{:?}", broken[0].value);
+    }
+
+    #[test]
+    fn http_basic_auth_file_exists() {
+        assert_basic_auth_rule(&basic_auth_broken_by(None), "cannot be read");
+    }
+
+    #[test]
+    fn http_basic_auth_file_is_readable() {
+        // A directory cannot be read as a file (whatever the user's rights, root included).
+        let dir = tempfile::tempdir().unwrap();
+        let broken = broken_by(&["--http-basic-auth", dir.path().to_str().unwrap()]);
+        assert_basic_auth_rule(&broken, "cannot be read");
+    }
+
+    #[test]
+    fn http_basic_auth_file_is_not_empty() {
+        assert_basic_auth_rule(&basic_auth_broken_by(Some("")), "no NAME:PASSWORD line");
+        assert_basic_auth_rule(
+            &basic_auth_broken_by(Some("# only a comment\n\n")),
+            "no NAME:PASSWORD line",
+        );
+    }
+
+    #[test]
+    fn http_basic_auth_lines_are_name_password_and_never_shown() {
+        let broken = basic_auth_broken_by(Some("prom:fine\nhunter2-without-name\n"));
+        assert_basic_auth_rule(&broken, "line 2 is not NAME:PASSWORD");
+        assert!(!broken[0].to_string().contains("hunter2"), "{}", broken[0]);
+        assert_basic_auth_rule(&basic_auth_broken_by(Some(":nameless\n")), "line 1");
+        assert_basic_auth_rule(&basic_auth_broken_by(Some("nopassword:\n")), "line 1");
+        assert_eq!(
+            basic_auth_broken_by(Some("# ops\nprom:pw:with:colons\n")),
+            vec![]
+        );
+    }
+
     rejects!(advertise_is_host_port, "--advertise",
         bad: [["--advertise", "nonsense"], ["--advertise", "h:0"], ["--advertise", ":9092"]],
         good: [["--advertise", "kafka.example:19092"], ["--advertise", "[::1]:9092"]]);

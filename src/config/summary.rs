@@ -97,6 +97,12 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             },
         ));
     }
+    if args.http_basic_auth.is_some() {
+        // That it is on, never who: the file's names and passwords stay out of the log.
+        out.push(
+            "http: basic auth required (users from file), /healthz and /readyz open".to_owned(),
+        );
+    }
     out
 }
 

@@ -14,14 +14,13 @@ use std::sync::{Arc, OnceLock};
 use ring::rand::{SecureRandom, SystemRandom};
 
 use super::scram::{constant_time_eq, ScramCredential, ScramMechanism};
+use super::user_file::{self, UserFileError};
 
 /// Salt bytes of every credential.
 const SALT_BYTES: usize = 32;
 /// PBKDF2 iterations of PLAIN password hashes (Kafka keeps PLAIN passwords in the clear in
 /// its JAAS file; Cohort keeps them hashed like SCRAM's, at SCRAM's minimum cost).
 const PLAIN_ITERATIONS: u32 = super::scram::ITERATIONS_MIN;
-/// Longest PLAIN users file read.
-const PLAIN_FILE_BYTES_MAX: u64 = 16 << 20;
 
 /// Why the credentials cannot be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -91,13 +90,13 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
-fn salt(rng: &SystemRandom) -> Result<Vec<u8>, CredentialError> {
+pub(crate) fn salt(rng: &SystemRandom) -> Result<Vec<u8>, CredentialError> {
     let mut salt = vec![0u8; SALT_BYTES];
     rng.fill(&mut salt).map_err(|_| CredentialError::Random)?;
     Ok(salt)
 }
 
-fn plain_hash(salt: &[u8], password: &[u8]) -> Vec<u8> {
+pub(crate) fn plain_hash(salt: &[u8], password: &[u8]) -> Vec<u8> {
     let mut out = vec![0u8; ring::digest::SHA256_OUTPUT_LEN];
     let rounds = std::num::NonZeroU32::new(PLAIN_ITERATIONS).unwrap_or(std::num::NonZeroU32::MIN);
     ring::pbkdf2::derive(
@@ -108,6 +107,15 @@ fn plain_hash(salt: &[u8], password: &[u8]) -> Vec<u8> {
         &mut out,
     );
     out
+}
+
+/// A `--sasl-plain-users` file that cannot be used, as the flag's error.
+fn plain_file_error(path: &Path, e: UserFileError) -> CredentialError {
+    let path = path.to_owned();
+    match e {
+        UserFileError::Read(source) => CredentialError::PlainFile { path, source },
+        UserFileError::Line(line) => CredentialError::PlainLine { path, line },
+    }
 }
 
 impl Credentials {
@@ -137,29 +145,10 @@ impl Credentials {
     }
 
     fn load_plain(&mut self, path: &Path, rng: &SystemRandom) -> Result<(), CredentialError> {
-        use std::io::Read;
-        let failed = |source| CredentialError::PlainFile {
-            path: path.to_owned(),
-            source,
-        };
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .map_err(failed)?
-            .take(PLAIN_FILE_BYTES_MAX)
-            .read_to_string(&mut text)
-            .map_err(failed)?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim_end_matches('\r');
-            if line.trim().is_empty() || line.trim_start().starts_with('#') {
-                continue;
-            }
-            let (name, password) = line
-                .split_once(':')
-                .filter(|(n, p)| !n.is_empty() && !p.is_empty())
-                .ok_or_else(|| CredentialError::PlainLine {
-                    path: path.to_owned(),
-                    line: i + 1,
-                })?;
+        let failed = |e| plain_file_error(path, e);
+        let text = user_file::read(path).map_err(failed)?;
+        let users = user_file::parse(&text).map_err(failed)?;
+        for (name, password) in users {
             let salt = salt(rng)?;
             let hash = plain_hash(&salt, password.as_bytes());
             self.plain

@@ -14,11 +14,13 @@ pub mod api_acls;
 pub mod args;
 pub mod authorizer;
 pub mod credentials;
+pub mod http_basic;
 pub mod listeners;
 pub mod principal;
 pub mod sasl;
 pub mod scram;
 pub mod tls;
+pub mod user_file;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -78,6 +78,9 @@ pub enum ServerStartError {
     /// The TLS files or the credentials cannot be loaded.
     #[error(transparent)]
     Security(#[from] crate::security::SecurityError),
+    /// The `--http-basic-auth` file cannot be loaded.
+    #[error(transparent)]
+    HttpBasicAuth(#[from] crate::security::http_basic::HttpBasicAuthError),
     /// The partition directory could not be prepared.
     #[error("preparing topic data: {0}")]
     Data(#[from] compaction::LogError),
@@ -165,6 +168,12 @@ impl Server {
             })?;
         let config = BrokerConfig::resolve_bound(&args, &bound)?;
         let security = crate::security::Security::load(&args.security)?;
+        let http_auth = match &args.http_basic_auth {
+            Some(path) => Some(Arc::new(crate::security::http_basic::HttpBasicAuth::load(
+                path,
+            )?)),
+            None => None,
+        };
         tracing::info!(version = env!("CARGO_PKG_VERSION"), %kafka_addr, %http_addr, "cohort starting");
         for line in crate::config::summary::lines(&args, &config) {
             tracing::info!("{line}");
@@ -218,6 +227,7 @@ impl Server {
             open_files: open_files.clone(),
             disk: disk.clone(),
             txn: txn_gauges.clone(),
+            auth: http_auth,
         });
         let http_task = tokio::spawn(crate::http::run(
             http_listener,
