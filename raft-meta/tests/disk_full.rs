@@ -340,9 +340,23 @@ fn a_follower_whose_disk_is_full_holds_nothing_up_and_catches_up_once_space_is_f
             let b = Bootstrap::Cluster(peers.clone());
             nodes.push(start(id, fses[i].path(), l, RaftStore::Segments, b, t.clone()).await);
         }
-        wait_for("a leader", Duration::from_secs(20), || {
-            nodes.iter().any(|n| n.is_leader())
-        })
+        // A settled leader, not the first one elected: at start-up a second election can
+        // still supersede the first (seen once with the binary's other tests beside it), and
+        // this test is about the elections a full disk must not cause.
+        wait_for(
+            "all three nodes to agree on a leader and a term",
+            Duration::from_secs(20),
+            || {
+                let seen: Vec<_> = nodes
+                    .iter()
+                    .map(|n| {
+                        let s = n.status();
+                        (s.leader.map(|l| l.node_id), s.term)
+                    })
+                    .collect();
+                seen[0].0.is_some() && seen.iter().all(|s| *s == seen[0])
+            },
+        )
         .await;
         let leader = nodes.iter().position(|n| n.is_leader()).unwrap();
         let follower = (leader + 1) % 3;
