@@ -8,7 +8,7 @@ once (each still runs its own tests on its own threads), each in its package's d
 does, and prints each binary's whole output when it ends, behind the line cargo prints
 ("     Running tests/x.rs (target/debug/deps/x-HASH)"), so logs read and parse as before.
 
-    scripts/run-tests.py [--jobs N]      N defaults to $COHORT_TEST_JOBS, else 1
+    scripts/run-tests.py [--jobs N]      N defaults to $COHORT_TEST_JOBS, else 2
 
 Builds first if needed (`cargo test --workspace --no-run`), runs the doc tests as one more job,
 exits non-zero if any binary failed, and names the failed ones last.
@@ -112,7 +112,7 @@ def run(job: Job, out_dir: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--jobs", type=int, default=int(os.environ.get("COHORT_TEST_JOBS", "1")))
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("COHORT_TEST_JOBS", "2")))
     args = parser.parse_args()
     root = Path(__file__).resolve().parent.parent
 

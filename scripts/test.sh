@@ -5,8 +5,8 @@
 # apart from running them), the slowest test binaries, and the total, even when one fails.
 #
 #   FUZZ_SECONDS=N      seconds per fuzz target (default 15); 0 skips the fuzz phase
-#   COHORT_TEST_JOBS=N  test binaries run at once (default 1, `cargo test`'s order; 2 halves the
-#                       phase on a quiet machine, see decision 0139)
+#   COHORT_TEST_JOBS=N  test binaries run at once (default 2; the binaries run-tests.py lists in
+#                       ALONE never share the machine; 1 gives `cargo test`'s order; decision 0139)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,8 +60,8 @@ phase fmt cargo fmt --all -- --check
 phase clippy cargo clippy --workspace --all-targets -- -D warnings
 phase layering scripts/check-layering.sh
 phase build cargo test --workspace --no-run
-# Test binaries run COHORT_TEST_JOBS (default 1) at a time (decision 0139: two at a time halves
-# the phase, but starves timing-sensitive tests on two cores until they are made robust).
+# Test binaries run COHORT_TEST_JOBS (default 2) at a time, those whose deadlines need the two
+# cores alone (ALONE in run-tests.py) with nothing beside them (decision 0139).
 # Through tee for the slowest-binaries summary; pipefail keeps the runner's exit status.
 run_tests() { scripts/run-tests.py 2>&1 | tee "$tests_log"; }
 phase tests run_tests
