@@ -18,7 +18,6 @@ use kafka_protocol::messages::create_acls_request::AclCreation;
 use kafka_protocol::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_protocol::messages::{
     ApiKey, CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest, RequestKind, ResponseKind,
-    SaslAuthenticateRequest, SaslHandshakeRequest,
 };
 use kafka_protocol::protocol::StrBytes;
 
@@ -101,27 +100,6 @@ fn delete(c: &mut RawClient, operation: i8) -> (i16, usize) {
         ),
         other => panic!("{other:?}"),
     }
-}
-
-/// A raw client authenticated with SASL PLAIN.
-fn plain_client(addr: std::net::SocketAddr, user: &str, password: &str) -> RawClient {
-    let mut c = RawClient::connect(addr);
-    let req = SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
-    match c.call(ApiKey::SaslHandshake, 1, RequestKind::SaslHandshake(req)) {
-        ResponseKind::SaslHandshake(r) => assert_eq!(r.error_code, 0),
-        other => panic!("{other:?}"),
-    }
-    let token = format!("\0{user}\0{password}").into_bytes();
-    let req = SaslAuthenticateRequest::default().with_auth_bytes(token.into());
-    match c.call(
-        ApiKey::SaslAuthenticate,
-        2,
-        RequestKind::SaslAuthenticate(req),
-    ) {
-        ResponseKind::SaslAuthenticate(r) => assert_eq!(r.error_code, 0, "{:?}", r.error_message),
-        other => panic!("{other:?}"),
-    }
-    c
 }
 
 /// `cohort acls ARGS` against `bootstrap`: (exit code, stdout, stderr).
@@ -359,7 +337,7 @@ fn a_sasl_principal_without_alter_on_the_cluster_is_refused_until_an_acl_grants_
     let dir = tempfile::tempdir().unwrap();
     let broker = acl_broker(dir.path());
     let sasl = broker.listener("SASL_PLAINTEXT");
-    let mut bob = plain_client(sasl, "bob", "bob-secret");
+    let mut bob = RawClient::connect_plain(sasl, "bob", "bob-secret");
     assert_eq!(create(&mut bob, 2, "t").0, CLUSTER_AUTHORIZATION_FAILED);
     assert_eq!(describe(&mut bob, 1, 1).0, CLUSTER_AUTHORIZATION_FAILED);
     assert_eq!(delete(&mut bob, 1).0, CLUSTER_AUTHORIZATION_FAILED);

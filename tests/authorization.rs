@@ -20,7 +20,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -1402,27 +1401,6 @@ fn authz_broker(dir: &Path) -> Cohort {
     )
 }
 
-/// A raw client authenticated with SASL PLAIN.
-fn plain_client(addr: SocketAddr, user: &str) -> RawClient {
-    let mut c = RawClient::connect(addr);
-    let req = SaslHandshakeRequest::default().with_mechanism(s("PLAIN"));
-    match c.call(ApiKey::SaslHandshake, 1, RequestKind::SaslHandshake(req)) {
-        ResponseKind::SaslHandshake(r) => assert_eq!(r.error_code, 0),
-        other => panic!("{other:?}"),
-    }
-    let token = format!("\0{user}\0{user}-secret").into_bytes();
-    let req = SaslAuthenticateRequest::default().with_auth_bytes(token.into());
-    match c.call(
-        ApiKey::SaslAuthenticate,
-        2,
-        RequestKind::SaslAuthenticate(req),
-    ) {
-        ResponseKind::SaslAuthenticate(r) => assert_eq!(r.error_code, 0, "{:?}", r.error_message),
-        other => panic!("{other:?}"),
-    }
-    c
-}
-
 fn acl_creation(
     principal: &str,
     (resource_type, name, operation): (i8, &str, i8),
@@ -1565,18 +1543,18 @@ fn every_served_api_is_authorized_as_kafka_documents() {
     let dir = tempfile::tempdir().unwrap();
     let broker = authz_broker(dir.path());
     let addr = broker.listener("SASL_PLAINTEXT");
-    let mut admin = plain_client(addr, "admin");
+    let mut admin = RawClient::connect_plain(addr, "admin", "admin-secret");
     let fixture = setup(&mut admin);
     // Connections opened once: every grant and revoke below counts for the open ones.
-    let mut alice = plain_client(addr, "alice");
-    let mut bob = plain_client(addr, "bob");
+    let mut alice = RawClient::connect_plain(addr, "alice", "alice-secret");
+    let mut bob = RawClient::connect_plain(addr, "bob", "bob-secret");
 
     let cases = matrix();
     let covered: BTreeSet<i16> = cases.iter().map(|c| c.api as i16).collect();
     for api in protocol::SUPPORTED_APIS {
         if matches!(api.key, ApiKey::SaslHandshake | ApiKey::SaslAuthenticate) {
             // Never authorized (Kafka's table: "part of the authentication process"): admin,
-            // alice and bob all authenticated above with both, error 0 (`plain_client`).
+            // alice and bob all authenticated above with both, error 0 (`RawClient::connect_plain`).
             continue;
         }
         assert!(
@@ -1655,9 +1633,9 @@ fn authorized_operations_are_the_principals() {
     let dir = tempfile::tempdir().unwrap();
     let broker = authz_broker(dir.path());
     let addr = broker.listener("SASL_PLAINTEXT");
-    let mut admin = plain_client(addr, "admin");
+    let mut admin = RawClient::connect_plain(addr, "admin", "admin-secret");
     setup(&mut admin);
-    let mut alice = plain_client(addr, "alice");
+    let mut alice = RawClient::connect_plain(addr, "alice", "alice-secret");
     grant(
         &mut admin,
         "User:alice",
@@ -1722,9 +1700,9 @@ fn an_acl_deleted_while_a_connection_is_open_counts_for_its_next_request() {
     let dir = tempfile::tempdir().unwrap();
     let broker = authz_broker(dir.path());
     let addr = broker.listener("SASL_PLAINTEXT");
-    let mut admin = plain_client(addr, "admin");
+    let mut admin = RawClient::connect_plain(addr, "admin", "admin-secret");
     let fixture = setup(&mut admin);
-    let mut alice = plain_client(addr, "alice");
+    let mut alice = RawClient::connect_plain(addr, "alice", "alice-secret");
     grant(&mut admin, "User:alice", &[(TOPIC, T, READ)]);
     let fetch_code = |c: &mut RawClient| code_of(&c.call(ApiKey::Fetch, 12, fetch(&fixture, 12)));
     assert_eq!(fetch_code(&mut alice), 0);
@@ -1739,7 +1717,7 @@ fn confluent_kafka_consumes_with_read_on_topic_and_group_and_not_without_the_gro
     let dir = tempfile::tempdir().unwrap();
     let broker = authz_broker(dir.path());
     let addr = broker.listener("SASL_PLAINTEXT");
-    let mut admin = plain_client(addr, "admin");
+    let mut admin = RawClient::connect_plain(addr, "admin", "admin-secret");
     setup(&mut admin);
     let produce = RequestKind::Produce(
         ProduceRequest::default()
@@ -1801,9 +1779,9 @@ fn refusals_hide_what_the_principal_may_not_describe() {
     let dir = tempfile::tempdir().unwrap();
     let broker = authz_broker(dir.path());
     let addr = broker.listener("SASL_PLAINTEXT");
-    let mut admin = plain_client(addr, "admin");
+    let mut admin = RawClient::connect_plain(addr, "admin", "admin-secret");
     setup(&mut admin);
-    let mut alice = plain_client(addr, "alice");
+    let mut alice = RawClient::connect_plain(addr, "alice", "alice-secret");
 
     // Metadata by topic id (v10+): refused by id, the name behind it not told.
     let id = match admin.call(ApiKey::Metadata, 12, metadata_named(&NO_PRODUCER, 12)) {
@@ -1864,7 +1842,7 @@ fn refusals_hide_what_the_principal_may_not_describe() {
 
     // An acks=0 produce to a topic without WRITE: no answer can carry the code, so the
     // connection is closed (KafkaApis closes it on any acks=0 error).
-    let mut bob = plain_client(addr, "bob");
+    let mut bob = RawClient::connect_plain(addr, "bob", "bob-secret");
     let silent = match produce(&NO_PRODUCER, 12) {
         RequestKind::Produce(p) => RequestKind::Produce(p.with_acks(0)),
         other => panic!("{other:?}"),

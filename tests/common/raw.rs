@@ -189,6 +189,33 @@ pub mod batches {
 }
 
 impl RawClient {
+    /// Connects and authenticates with SASL PLAIN (SaslHandshake v1, SaslAuthenticate v2),
+    /// asserting both succeed.
+    #[allow(dead_code)] // only the binaries of SASL listeners use it
+    pub fn connect_plain(addr: SocketAddr, user: &str, password: &str) -> RawClient {
+        use kafka_protocol::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+        let mut c = RawClient::connect(addr);
+        let req =
+            SaslHandshakeRequest::default().with_mechanism(StrBytes::from_static_str("PLAIN"));
+        match c.call(ApiKey::SaslHandshake, 1, RequestKind::SaslHandshake(req)) {
+            ResponseKind::SaslHandshake(r) => assert_eq!(r.error_code, 0),
+            other => panic!("{other:?}"),
+        }
+        let token = format!("\0{user}\0{password}").into_bytes();
+        let req = SaslAuthenticateRequest::default().with_auth_bytes(token.into());
+        match c.call(
+            ApiKey::SaslAuthenticate,
+            2,
+            RequestKind::SaslAuthenticate(req),
+        ) {
+            ResponseKind::SaslAuthenticate(r) => {
+                assert_eq!(r.error_code, 0, "{:?}", r.error_message)
+            }
+            other => panic!("{other:?}"),
+        }
+        c
+    }
+
     /// CreateTopics v7 for one topic; returns the error code.
     pub fn create_topic(&mut self, name: &str, partitions: i32, configs: &[(&str, &str)]) -> i16 {
         use kafka_protocol::messages::create_topics_request::{
