@@ -9,7 +9,8 @@
 //! | STOPPED | lag > 0 throughout and the committed offset never moved, with no commits seen;     |
 //! |         | or it moved, but the time since the last commit activity exceeds the time the     |
 //! |         | window had seen activity (Burrow's "now − last commit > last − first")            |
-//! | WARNING | the offset moves, but the lag grew in every interval of the window                 |
+//! | WARNING | the offset moves, but the lag grew in every interval of the window, in records and, |
+//! |         | when the age of the record at the committed offset is known throughout, in time   |
 //! | OK      | otherwise                                                                          |
 //!
 //! A window with fewer than two observations of a known lag only gets ERROR or OK. A partition
@@ -21,6 +22,12 @@
 //! does not yet span `window_ms` claims nothing it cannot know: ERROR, OK from a zero lag, and
 //! STOPPED from a last commit older than the window are certain at once; anything else is
 //! "warming up" until the window is covered.
+//!
+//! Lag in time is the one thing Burrow cannot see: a backlog that grows only because producers
+//! sped up, while the consumer keeps the same delay behind them, grows in records but not in
+//! time. Such a consumer is keeping up, so WARNING also needs the time lag to grow in every
+//! interval whenever every observation knows it (the tracker does, from the timestamps the log
+//! keeps; a client sampling offsets does not, and judges by records alone).
 //!
 //! "Commits arriving" needs a commit counter: the server's tracker sees every commit, while a
 //! client sampling OffsetFetch cannot tell a re-commit of the same offset from no commit, so for
@@ -40,6 +47,8 @@ pub struct Observation {
     /// Commits received for this partition so far (a running count), if the observer sees
     /// commits.
     pub commits: Option<u64>,
+    /// How old the record at the committed offset was then, in ms (0 when caught up), if known.
+    pub lag_ms: Option<u64>,
 }
 
 impl Observation {
@@ -131,10 +140,17 @@ pub fn evaluate(window: &[Observation]) -> Option<LagStatus> {
         return Some(LagStatus::Stopped);
     }
     let lags: Vec<i64> = known.iter().filter_map(|o| o.lag()).collect();
-    if lags.windows(2).all(|w| w[1] > w[0]) {
+    if lags.windows(2).all(|w| w[1] > w[0]) && !keeps_its_delay(&known) {
         return Some(LagStatus::Warning);
     }
     Some(LagStatus::Ok)
+}
+
+/// Whether the time lag, known at every observation, failed to grow in some interval: the
+/// consumer keeps its delay behind the producers however many records that delay holds.
+fn keeps_its_delay(known: &[&Observation]) -> bool {
+    let times: Option<Vec<u64>> = known.iter().map(|o| o.lag_ms).collect();
+    times.is_some_and(|t| t.windows(2).any(|w| w[1] <= w[0]))
 }
 
 /// What a tracker knows about a partition beyond its window of observations.
@@ -210,6 +226,7 @@ mod tests {
                 log_end: Some(*e),
                 log_start: None,
                 commits: *n,
+                lag_ms: None,
             })
             .collect()
     }
@@ -256,6 +273,51 @@ mod tests {
             (25, 50, None),
         ]);
         assert_eq!(evaluate(&w), Some(LagStatus::Warning));
+    }
+
+    /// `window` with the time lags given.
+    fn with_time_lags(mut w: Vec<Observation>, lags_ms: &[u64]) -> Vec<Observation> {
+        for (o, l) in w.iter_mut().zip(lags_ms) {
+            o.lag_ms = Some(*l);
+        }
+        w
+    }
+
+    #[test]
+    fn a_growing_backlog_at_a_steady_delay_is_ok() {
+        // Producers speed up: ten, then twenty, then thirty records behind, but the record at
+        // the committed offset is always about 2 s old.
+        let growing = [
+            (10, 20, None),
+            (15, 35, None),
+            (20, 50, None),
+            (25, 65, None),
+        ];
+        let steady = with_time_lags(window(&growing), &[2_000, 2_100, 1_900, 2_000]);
+        assert_eq!(evaluate(&steady), Some(LagStatus::Ok));
+        // The same offsets with the delay growing too: falling behind.
+        let falling = with_time_lags(window(&growing), &[2_000, 2_500, 3_000, 3_500]);
+        assert_eq!(evaluate(&falling), Some(LagStatus::Warning));
+        // A time lag unknown at one observation leaves the records to decide.
+        let mut partly = with_time_lags(window(&growing), &[2_000, 2_000, 2_000, 2_000]);
+        partly[1].lag_ms = None;
+        assert_eq!(evaluate(&partly), Some(LagStatus::Warning));
+    }
+
+    #[test]
+    fn a_growing_delay_with_a_shrinking_backlog_is_ok() {
+        // Producers slowed down: the consumer catches up in records while the records it reads
+        // get older; it will catch up, so it is not falling behind.
+        let w = with_time_lags(
+            window(&[
+                (10, 40, None),
+                (20, 45, None),
+                (30, 48, None),
+                (40, 50, None),
+            ]),
+            &[1_000, 2_000, 3_000, 4_000],
+        );
+        assert_eq!(evaluate(&w), Some(LagStatus::Ok));
     }
 
     #[test]

@@ -270,6 +270,40 @@ impl Serialize for LagStatus {
     }
 }
 
+/// The log offsets and record timestamps lag in time is read from, borrowed apart from the
+/// groups so a sample can update the groups while it reads them.
+struct RecordView<'a> {
+    logs: &'a BTreeMap<TopicPartition, LogOffsets>,
+    record_times: &'a BTreeMap<(TopicPartition, i64), i64>,
+}
+
+impl RecordView<'_> {
+    /// Where lag in time is measured for a group partition: the record at the committed
+    /// offset, or at the log start if retention or DeleteRecords removed that one (the oldest
+    /// record the group still has to read); `None` when caught up or not known.
+    fn lag_record(&self, tp: &TopicPartition, committed: Option<i64>) -> Option<i64> {
+        let committed = committed.filter(|c| *c >= 0)?;
+        let log = self.logs.get(tp)?;
+        let end = log.log_end?;
+        (committed < end).then(|| committed.max(log.log_start.unwrap_or(committed)))
+    }
+
+    /// Lag in time of one group partition at `now_ms`.
+    fn lag_ms(&self, tp: &TopicPartition, committed: Option<i64>, now_ms: u64) -> Option<u64> {
+        let log_end = self.logs.get(tp).and_then(|l| l.log_end);
+        match super::offset_lag(committed, log_end) {
+            None => None,
+            Some(lag) if lag <= 0 => Some(0),
+            Some(_) => {
+                let at = self.lag_record(tp, committed)?;
+                let ts = *self.record_times.get(&(tp.clone(), at))?;
+                let ts = u64::try_from(ts).unwrap_or(0);
+                Some(now_ms.saturating_sub(ts))
+            }
+        }
+    }
+}
+
 /// Tracks committed offsets, log offsets and group facts, and judges lag over a window.
 #[derive(Debug, Clone)]
 pub struct LagTracker {
@@ -299,6 +333,13 @@ impl LagTracker {
             partitions: 0,
             untracked_group_offsets: 0,
             untracked_partition_offsets: 0,
+        }
+    }
+
+    fn record_view(&self) -> RecordView<'_> {
+        RecordView {
+            logs: &self.logs,
+            record_times: &self.record_times,
         }
     }
 
@@ -511,16 +552,6 @@ impl LagTracker {
             .collect()
     }
 
-    /// Where lag in time is measured for a group partition: the record at the committed
-    /// offset, or at the log start if retention or DeleteRecords removed that one (the oldest
-    /// record the group still has to read); `None` when caught up or not known.
-    fn lag_record(&self, tp: &TopicPartition, committed: Option<i64>) -> Option<i64> {
-        let committed = committed.filter(|c| *c >= 0)?;
-        let log = self.logs.get(tp)?;
-        let end = log.log_end?;
-        (committed < end).then(|| committed.max(log.log_start.unwrap_or(committed)))
-    }
-
     /// The (partition, offset) pairs whose record timestamp lag in time needs and the tracker
     /// does not hold yet, sorted.
     pub fn record_times_wanted(&self) -> Vec<(TopicPartition, i64)> {
@@ -528,7 +559,11 @@ impl LagTracker {
             .groups
             .values()
             .flat_map(|g| g.partitions.iter())
-            .filter_map(|(tp, p)| self.lag_record(tp, p.committed).map(|o| (tp.clone(), o)))
+            .filter_map(|(tp, p)| {
+                self.record_view()
+                    .lag_record(tp, p.committed)
+                    .map(|o| (tp.clone(), o))
+            })
             .filter(|key| !self.record_times.contains_key(key))
             .collect();
         wanted.sort();
@@ -546,33 +581,26 @@ impl LagTracker {
         }
     }
 
-    /// Lag in time of one group partition at `now_ms`.
-    fn lag_ms(&self, tp: &TopicPartition, committed: Option<i64>, now_ms: u64) -> Option<u64> {
-        let log_end = self.logs.get(tp).and_then(|l| l.log_end);
-        match super::offset_lag(committed, log_end) {
-            None => None,
-            Some(lag) if lag <= 0 => Some(0),
-            Some(_) => {
-                let at = self.lag_record(tp, committed)?;
-                let ts = *self.record_times.get(&(tp.clone(), at))?;
-                let ts = u64::try_from(ts).unwrap_or(0);
-                Some(now_ms.saturating_sub(ts))
-            }
-        }
-    }
-
     /// Takes one observation of every tracked group partition and one history point per group.
     pub fn sample(&mut self, now_ms: u64) {
         let needed: std::collections::HashSet<(TopicPartition, i64)> = self
             .groups
             .values()
             .flat_map(|g| g.partitions.iter())
-            .filter_map(|(tp, p)| self.lag_record(tp, p.committed).map(|o| (tp.clone(), o)))
+            .filter_map(|(tp, p)| {
+                self.record_view()
+                    .lag_record(tp, p.committed)
+                    .map(|o| (tp.clone(), o))
+            })
             .collect();
         self.record_times.retain(|key, _| needed.contains(key));
         let window_start = now_ms.saturating_sub(self.config.window_ms);
         let history_start = now_ms.saturating_sub(self.config.history_ms);
         let spacing = self.config.history_ms / self.config.history_points_max.max(1) as u64;
+        let view = RecordView {
+            logs: &self.logs,
+            record_times: &self.record_times,
+        };
         for g in self.groups.values_mut() {
             let mut total: Option<i64> = None;
             for (tp, p) in g.partitions.iter_mut() {
@@ -583,6 +611,7 @@ impl LagTracker {
                     log_end: log.log_end,
                     log_start: log.log_start,
                     commits: Some(p.commits),
+                    lag_ms: view.lag_ms(tp, p.committed, now_ms),
                 };
                 if let Some(lag) = super::offset_lag(obs.committed, obs.log_end) {
                     total = Some(total.unwrap_or(0).saturating_add(lag));
@@ -656,7 +685,7 @@ impl LagTracker {
                             committed: p.committed,
                             log_end,
                             lag: super::offset_lag(p.committed, log_end),
-                            lag_ms: self.lag_ms(tp, p.committed, now_ms),
+                            lag_ms: self.record_view().lag_ms(tp, p.committed, now_ms),
                             status: verdict.status(),
                             warming_up: verdict == Verdict::WarmingUp,
                         }
@@ -812,6 +841,43 @@ mod tests {
         now += 1_000;
         t.sample(now);
         assert_eq!(t.partition_status("g", &tp(0)), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn a_consumer_keeping_its_delay_while_producers_speed_up_is_ok_and_one_losing_time_warns() {
+        // In second s producers write 10·s records, stamped across s·1000..(s+1)·1000. At the end of each second
+        // `steady` commits the first record of the second before (its backlog grows in records
+        // every second, its delay stays 1 s) and `slow` commits offset s (one record a second:
+        // behind in records and in time, more every second).
+        let mut t = tracker();
+        let mut starts = vec![0i64, 0];
+        for second in 1..=13i64 {
+            let end = starts[second as usize] + 10 * second;
+            starts.push(end);
+            let now = (second * 1_000) as u64;
+            t.record_log_offsets(&tp(0), None, end);
+            let steady = starts[second as usize - 1];
+            commit(&mut t, "steady", 0, steady, now);
+            commit(&mut t, "slow", 0, second, now);
+            // The timestamp the broker reads for each record a group waits at: the records of
+            // a second are stamped evenly across it.
+            for offset in [steady, second] {
+                let sec = starts
+                    .iter()
+                    .rposition(|s| *s <= offset)
+                    .unwrap_or(1)
+                    .max(1);
+                let into = (offset - starts[sec]) * 1_000 / (10 * sec as i64);
+                t.record_time(&tp(0), offset, sec as i64 * 1_000 + into);
+            }
+            t.sample(now);
+        }
+        let s = t.snapshot(13_000);
+        let steady = s.groups.iter().find(|g| g.group == "steady").unwrap();
+        assert_eq!(steady.partitions[0].lag_ms, Some(1_000));
+        assert_eq!(steady.total_lag, Some(250));
+        assert_eq!(t.partition_status("steady", &tp(0)), Some(LagStatus::Ok));
+        assert_eq!(t.partition_status("slow", &tp(0)), Some(LagStatus::Warning));
     }
 
     #[test]

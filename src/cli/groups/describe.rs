@@ -330,6 +330,7 @@ impl Run<'_, '_> {
                         log_end: r.log_end_offset,
                         log_start: None,
                         commits: None,
+                        lag_ms: None,
                     });
             }
         };
