@@ -1,7 +1,7 @@
 //! The HTTP side door: `GET /healthz` (the process is alive), `GET /readyz` (the node serves:
-//! see [`crate::readiness`]), Prometheus `GET /metrics`, and the console (`GET /console`, its
-//! data feed `GET /console.json`). It answers from the moment the node starts, while it
-//! replays its log, so an operator can watch it load.
+//! see [`crate::readiness`]), Prometheus `GET /metrics`, and the console's pages
+//! ([`crate::console`]: `/console`, `/console/groups/<id>`, `/console.json`). It answers from
+//! the moment the node starts, while it replays its log, so an operator can watch it load.
 //!
 //! With `--http-basic-auth` every path but `/healthz` and `/readyz` needs the credentials of
 //! one of its users ([`crate::security::http_basic`]); without them the answer is `401` with
@@ -22,7 +22,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use crate::console::{CONSOLE_JSON_PATH, CONSOLE_PATH};
 use crate::group_coordinator::Role;
 use crate::lag::{LagFeed, Snapshot};
 use crate::readiness::Readiness;
@@ -31,7 +30,7 @@ use crate::security::http_basic::{HttpBasicAuth, CHALLENGE, OPEN_PATHS};
 /// The root page: where things are.
 const INDEX: &str =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cohort</title></head>\
-<body><h1>Cohort</h1><ul><li><a href=\"/console\">console</a> (consumer groups and lag)</li>\
+<body><h1>Cohort</h1><ul><li><a href=\"/console\">console</a> (consumer groups, their partitions and lag)</li>\
 <li><a href=\"/metrics\">metrics</a> (Prometheus)</li><li><a href=\"/healthz\">healthz</a></li>\
 <li><a href=\"/readyz\">readyz</a></li></ul></body></html>\n";
 
@@ -150,7 +149,7 @@ async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()
     let line = head.lines().next().unwrap_or("");
     let mut parts = line.split_whitespace();
     let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = path.split('?').next().unwrap_or("");
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
     if !authorized(routes, path, &head).await {
         // Nothing about the request or the users: the challenge alone.
         return respond(
@@ -179,10 +178,10 @@ async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()
             routes.metrics(),
         ),
         ("GET", "/") => ("200 OK", "text/html; charset=utf-8", INDEX.to_string()),
-        ("GET", CONSOLE_PATH | CONSOLE_JSON_PATH) => {
+        ("GET", p) if crate::console::serves(p) => {
             let (snapshot, _) = routes.lag_snapshot();
-            match crate::console::respond(path, &snapshot) {
-                Some((content_type, body)) => ("200 OK", content_type, body),
+            match crate::console::respond(path, query, &snapshot) {
+                Some(page) => (page.status, page.content_type, page.body),
                 None => (
                     "404 Not Found",
                     "text/plain; charset=utf-8",

@@ -1,7 +1,9 @@
 //! The console of a live `cohort serve` in headless Chromium, with the groups made by real
-//! clients (confluent-kafka): it loads, lists the groups with the lag `/metrics` exports, and
-//! its chart follows the lag between two loads. A screenshot lands in
-//! `target/console-live.png`.
+//! clients (confluent-kafka): the groups page lists the groups with the lag `/metrics` exports
+//! and its chart follows the lag between two loads; a group's page shows each partition's
+//! committed offset and log end as two Admin clients (confluent-kafka, kafka-python) report
+//! them; times show in the browser's zone. Screenshots land in `target/console-live.png` and
+//! `target/console-live-group.png`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -15,6 +17,8 @@ use common::Cohort;
 fn chromium(profile: &Path, args: &[String]) -> Output {
     common::run(
         Command::new("/usr/bin/chromium")
+            // A zone without daylight saving, far from UTC: times on the pages must follow it.
+            .env("TZ", "Asia/Kolkata")
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -62,7 +66,38 @@ fn cell(html: &str, group: &str, class: &str) -> String {
         .nth(1)
         .unwrap_or_else(|| panic!("no {class} cell for {group}: {row}"));
     let after = &after[after.find('>').unwrap() + 1..];
-    after.split("</td>").next().unwrap().to_string()
+    strip_tags(after.split("</td>").next().unwrap())
+}
+
+/// Text without its tags (a cell holding a link reads as the link's text).
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The text of the `<td class="CLASS">` cell of partition `key` ("topic:partition") on a
+/// group's page.
+fn partition_cell(html: &str, key: &str, class: &str) -> String {
+    let row = html
+        .split("<tr data-partition=\"")
+        .find(|r| r.starts_with(&format!("{key}\"")))
+        .unwrap_or_else(|| panic!("no row for {key}:\n{html}"));
+    let row = row.split("</tr>").next().unwrap();
+    let start = format!("<td class=\"{class}\">");
+    let after = row
+        .split(&start)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {class} cell for {key}: {row}"));
+    strip_tags(after.split("</td>").next().unwrap())
 }
 
 /// The `points` of the lag line in the chart of `group`.
@@ -142,14 +177,78 @@ fn the_console_lists_groups_with_their_lag_and_its_chart_follows_the_lag() {
     assert_eq!(cell(&second, "lag-done", "lag"), "40");
     let after = chart_points(&second, "lag-reader");
     assert_ne!(before, after, "the chart did not change");
-    // The latest point is at the top of the chart: 65 is the largest lag shown (y = 2 of 120).
-    let last_y: f64 = after
+    // The latest point is the highest: 65 is the largest lag shown, drawn at 65/top of the
+    // plot's height (150 units from y = 162 up), top being the lag axis's round maximum.
+    let top: f64 = second
+        .split("<figure class=\"chart\" data-group=\"lag-reader\"")
+        .nth(1)
+        .and_then(|f| f.split("data-top=\"").nth(1))
+        .and_then(|t| t.split('"').next())
+        .and_then(|t| t.parse().ok())
+        .expect("the chart's lag axis top");
+    assert_eq!(top, 100.0);
+    let ys: Vec<f64> = after
         .split_whitespace()
-        .last()
-        .and_then(|p| p.split(',').nth(1))
-        .and_then(|y| y.parse().ok())
-        .expect("a last point");
-    assert!(last_y < 3.0, "last point at y={last_y}: {after}");
+        .filter_map(|p| p.split(',').nth(1))
+        .filter_map(|y| y.parse().ok())
+        .collect();
+    let last_y = *ys.last().expect("a last point");
+    assert!(
+        (last_y - (162.0 - 65.0 / top * 150.0)).abs() < 0.06,
+        "last point at y={last_y}: {after}"
+    );
+    assert!(ys.iter().all(|y| *y >= last_y), "{after}");
+    // Times show in the browser's zone (Asia/Kolkata, UTC+05:30).
+    assert!(
+        second.contains("<span class=\"tz\">UTC+05:30</span>"),
+        "{second}"
+    );
+
+    // The group's page, reached by the link on the groups page, against two Admin clients.
+    let link = format!("http://{}/console/groups/lag-reader?window=1h", broker.http);
+    assert!(second.contains("<a href=\"/console/groups/lag-reader?window=1h\">lag-reader</a>"));
+    let report = common::python_script(
+        "operator_report.py",
+        &[&broker.bootstrap(), "lag-reader"],
+        Duration::from_secs(60),
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(String::from_utf8(report.stdout).unwrap().trim()).unwrap();
+    let group_page = load(profile.path(), &link, 3_000);
+    for admin in ["confluent", "kafka_python"] {
+        let g = &report[admin]["lag-reader"];
+        assert_eq!(g["state"], "Empty", "{admin}: {g}");
+        let committed = g["committed"].as_object().unwrap();
+        assert_eq!(committed.len(), 3, "{admin}: {g}");
+        for (key, offset) in committed {
+            let end = g["log_end"][key].as_i64().unwrap();
+            let offset = offset.as_i64().unwrap();
+            assert_eq!(
+                partition_cell(&group_page, key, "num committed"),
+                offset.to_string(),
+                "{admin} {key}"
+            );
+            assert_eq!(
+                partition_cell(&group_page, key, "num log-end"),
+                end.to_string(),
+                "{admin} {key}"
+            );
+            assert_eq!(
+                partition_cell(&group_page, key, "lag"),
+                (end - offset).to_string(),
+                "{admin} {key}"
+            );
+        }
+    }
+    assert!(
+        group_page.contains("<dd class=\"state\">Empty</dd>"),
+        "{group_page}"
+    );
+    assert!(group_page.contains("<dd class=\"members\">0</dd>"));
+    assert!(group_page.contains("<dd class=\"lag\">65</dd>"));
+    assert!(group_page.contains("<span class=\"tz\">UTC+05:30</span>"));
+    let (status, _) = broker.http_get("/console/groups/no-such-group");
+    assert!(status.contains("404"), "{status}");
 
     // The JSON feed the page polls carries the same figures.
     let (status, json) = broker.http_get("/console.json");
@@ -164,24 +263,28 @@ fn the_console_lists_groups_with_their_lag_and_its_chart_follows_the_lag() {
     assert_eq!(reader["total_lag"], 65);
     assert!(reader["history"].as_array().unwrap().len() >= 2);
 
-    // A screenshot, for people.
-    let shot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/console-live.png");
-    std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
-    let _ = std::fs::remove_file(&shot);
-    let out = chromium(
-        profile.path(),
-        &[
-            "--virtual-time-budget=3000".into(),
-            "--window-size=900,800".into(),
-            format!("--screenshot={}", shot.display()),
-            url,
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let png = std::fs::read(&shot).expect("screenshot written");
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // Screenshots, for people.
+    for (url, name) in [(url, "console-live.png"), (link, "console-live-group.png")] {
+        let shot = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(name);
+        std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&shot);
+        let out = chromium(
+            profile.path(),
+            &[
+                "--virtual-time-budget=3000".into(),
+                "--window-size=900,800".into(),
+                format!("--screenshot={}", shot.display()),
+                url,
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let png = std::fs::read(&shot).expect("screenshot written");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
 }

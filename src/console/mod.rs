@@ -1,44 +1,188 @@
-//! The console page: plain server-rendered HTML with a small inline script, no front-end
-//! toolchain. It lists the groups (state, members, total lag, lag status) and charts each
-//! group's total lag over the last hour as inline SVG; the script polls the JSON rendering of
-//! the same snapshot and redraws the table and charts in place.
+//! The console: server-rendered HTML pages with a small inline script and no external assets.
+//!
+//! | URL                              | page                                                  |
+//! |----------------------------------|-------------------------------------------------------|
+//! | `/console`                       | every group: state, members, lag, lag in seconds, status, and a chart of each group's lag |
+//! | `/console/groups/<id>`           | one group: type, state, epochs, and each partition's committed offset, log end, lag in records and seconds, status |
+//! | `/console.json`                  | the lag snapshot behind the pages, for scripts         |
+//!
+//! Every page takes `?window=15m|1h|6h` (the charts' span, 1 h by default). The script
+//! refreshes a page in place by fetching the same URL with `fragment=1` (the page's `<main>`
+//! alone, rendered by the same code) every [`POLL_INTERVAL_MS`], and shows every time in the
+//! reader's time zone; without the script the page reads in UTC.
 //!
 //! A group whose status still waits for its window (a coordinator that just took office)
 //! shows "warming up" rather than a status it cannot know yet; when the lag tracker's limits
-//! left groups or partitions out, a line above the table says how many offsets and which flag
-//! raises the limit.
-//!
-//! The server mounts two routes (see `respond`): `render_console` at `CONSOLE_PATH` and
-//! `render_json` at `CONSOLE_JSON_PATH`.
+//! left groups or partitions out, a line says how many offsets and which flag raises the limit.
+
+mod chart;
+mod group;
+mod overview;
+mod shell;
 
 use serde::Serialize;
 
-use crate::lag::{GroupSnapshot, LagPoint, Snapshot, Usage};
+use crate::lag::{LagStatus, Snapshot, Usage};
+
+pub use chart::points as chart_points;
 
 /// What a group without a status yet shows in the status column.
 pub const WARMING_UP: &str = "warming up";
 
-/// Where the page polls for fresh data.
-pub const CONSOLE_JSON_PATH: &str = "/console.json";
-/// How often the page polls, in ms.
-pub const POLL_INTERVAL_MS: u64 = 2_000;
-/// The time span the charts show.
-pub const CHART_SPAN_MS: u64 = 3_600_000;
-
-const CHART_WIDTH: f64 = 600.0;
-const CHART_HEIGHT: f64 = 120.0;
-
-/// Where the page itself is served.
+/// Where the groups page is served.
 pub const CONSOLE_PATH: &str = "/console";
+/// Where one group's page is served: this prefix and the percent-encoded group id.
+pub const GROUP_PATH_PREFIX: &str = "/console/groups/";
+/// The snapshot as JSON.
+pub const CONSOLE_JSON_PATH: &str = "/console.json";
+/// How often a page refreshes itself, in ms.
+pub const POLL_INTERVAL_MS: u64 = 2_000;
+/// Longest group id a page URL may carry (Kafka's group ids are bounded by the request size;
+/// this only bounds the work of decoding a URL).
+const GROUP_ID_URL_BYTES_MAX: usize = 3 * 1024;
 
-/// The console's routes: `(content type, body)` for `CONSOLE_PATH` and `CONSOLE_JSON_PATH`,
-/// `None` for any other path. Mounting the console is one match arm in the HTTP server.
-pub fn respond(path: &str, snapshot: &Snapshot) -> Option<(&'static str, String)> {
-    match path {
-        CONSOLE_PATH => Some(("text/html; charset=utf-8", render_console(snapshot))),
-        CONSOLE_JSON_PATH => Some(("application/json", render_json(snapshot))),
-        _ => None,
+/// The span the charts show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Window {
+    /// 15 minutes.
+    Minutes15,
+    /// One hour (the default).
+    #[default]
+    Hour1,
+    /// Six hours (the lag history's length).
+    Hours6,
+}
+
+impl Window {
+    /// Every choice, in the order the pages offer them.
+    pub const ALL: [Window; 3] = [Window::Minutes15, Window::Hour1, Window::Hours6];
+
+    /// The span in ms.
+    pub fn ms(self) -> u64 {
+        match self {
+            Window::Minutes15 => 15 * 60_000,
+            Window::Hour1 => 3_600_000,
+            Window::Hours6 => 6 * 3_600_000,
+        }
     }
+
+    /// The value of `?window=`.
+    pub fn param(self) -> &'static str {
+        match self {
+            Window::Minutes15 => "15m",
+            Window::Hour1 => "1h",
+            Window::Hours6 => "6h",
+        }
+    }
+
+    /// How a page names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Window::Minutes15 => "15 min",
+            Window::Hour1 => "1 h",
+            Window::Hours6 => "6 h",
+        }
+    }
+}
+
+/// What a page request asks for besides its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Query {
+    /// The charts' span; an unknown value gives the default.
+    pub window: Window,
+    /// Only the page's `<main>` (the script's refresh).
+    pub fragment: bool,
+}
+
+impl Query {
+    /// Reads `window=` and `fragment=1` from a URL's query string; anything else is ignored.
+    pub fn parse(query: &str) -> Query {
+        let mut q = Query::default();
+        for pair in query.split('&') {
+            match pair.split_once('=') {
+                Some(("window", v)) => {
+                    if let Some(w) = Window::ALL.into_iter().find(|w| w.param() == v) {
+                        q.window = w;
+                    }
+                }
+                Some(("fragment", "1")) => q.fragment = true,
+                _ => {}
+            }
+        }
+        q
+    }
+}
+
+/// One answer of the console's routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Page {
+    /// `200 OK`, or `404 Not Found` for a group this node does not track.
+    pub status: &'static str,
+    /// Its content type.
+    pub content_type: &'static str,
+    /// Its body.
+    pub body: String,
+}
+
+/// Whether `path` is one of the console's.
+pub fn serves(path: &str) -> bool {
+    path == CONSOLE_PATH || path == CONSOLE_JSON_PATH || path.starts_with(GROUP_PATH_PREFIX)
+}
+
+/// The console's routes over `snapshot`; `None` for a path that is not the console's.
+pub fn respond(path: &str, query: &str, snapshot: &Snapshot) -> Option<Page> {
+    let q = Query::parse(query);
+    let html = |status, main: String, title: &str, refresh: String| Page {
+        status,
+        content_type: "text/html; charset=utf-8",
+        body: if q.fragment {
+            main
+        } else {
+            shell::page(title, &main, &refresh)
+        },
+    };
+    match path {
+        CONSOLE_PATH => Some(html(
+            "200 OK",
+            overview::main(snapshot, q.window),
+            "Cohort — consumer groups",
+            format!("{CONSOLE_PATH}?window={}", q.window.param()),
+        )),
+        CONSOLE_JSON_PATH => Some(Page {
+            status: "200 OK",
+            content_type: "application/json",
+            body: render_json(snapshot),
+        }),
+        _ => {
+            let encoded = path.strip_prefix(GROUP_PATH_PREFIX)?;
+            let id = (encoded.len() <= GROUP_ID_URL_BYTES_MAX)
+                .then(|| percent_decode(encoded))
+                .flatten();
+            let found = id
+                .as_deref()
+                .and_then(|id| snapshot.groups.iter().find(|g| g.group == id));
+            let shown = id.as_deref().unwrap_or("");
+            Some(html(
+                if found.is_some() {
+                    "200 OK"
+                } else {
+                    "404 Not Found"
+                },
+                group::main(snapshot, found, shown, q.window),
+                &format!("Cohort — group {shown}"),
+                format!("{}?window={}", group_href(shown), q.window.param()),
+            ))
+        }
+    }
+}
+
+/// The whole groups page for `snapshot`, charts over the default window.
+pub fn render_console(snapshot: &Snapshot) -> String {
+    shell::page(
+        "Cohort — consumer groups",
+        &overview::main(snapshot, Window::default()),
+        CONSOLE_PATH,
+    )
 }
 
 /// The page's data: the snapshot and the limits line made from it.
@@ -49,7 +193,7 @@ struct ConsoleData<'a> {
     limits_notice: String,
 }
 
-/// The snapshot as JSON (the page's data feed; also handy for scripts), with the limits line.
+/// The snapshot as JSON (handy for scripts), with the limits line.
 pub fn render_json(snapshot: &Snapshot) -> String {
     let data = ConsoleData {
         snapshot,
@@ -73,6 +217,38 @@ pub fn escape_html(s: &str) -> String {
         }
     }
     out
+}
+
+/// The URL path of `group`'s page: every byte but RFC 3986's unreserved ones percent-encoded.
+pub fn group_href(group: &str) -> String {
+    let mut out = String::from(GROUP_PATH_PREFIX);
+    for b in group.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes a percent-encoded path segment; `None` when it is not valid UTF-8 or a `%` is not
+/// followed by two hex digits.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The line saying what the lag tracker's limits left out; empty when nothing was.
@@ -99,172 +275,81 @@ pub fn limits_notice(usage: &Usage) -> String {
     )
 }
 
-/// The status column of a group: its status, "warming up", or `-`.
-fn status_text(g: &GroupSnapshot) -> &'static str {
-    match (g.status, g.warming_up) {
+/// A status cell's text: the status, "warming up", or `-`.
+fn status_text(status: Option<LagStatus>, warming_up: bool) -> &'static str {
+    match (status, warming_up) {
         (Some(s), _) => s.as_str(),
         (None, true) => WARMING_UP,
         (None, false) => "-",
     }
 }
 
+/// The status cell's class for a status text (`status-OK`, `status-warming-up`, ...).
+fn status_class(status: &str) -> String {
+    format!("status status-{}", status.replace(' ', "-"))
+}
+
 fn dash<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "-".to_string())
 }
 
-/// SVG polyline points of `history` on a chart ending at `end_ms` and spanning `CHART_SPAN_MS`.
-/// The page's script computes the same thing from JSON.
-pub fn chart_points(history: &[LagPoint], end_ms: u64) -> String {
-    let start_ms = end_ms.saturating_sub(CHART_SPAN_MS);
-    let max = history
-        .iter()
-        .map(|p| p.total_lag)
-        .max()
-        .unwrap_or(0)
-        .max(1) as f64;
-    history
-        .iter()
-        .filter(|p| p.at_ms >= start_ms)
-        .map(|p| {
-            let x = (p.at_ms - start_ms) as f64 / CHART_SPAN_MS as f64 * CHART_WIDTH;
-            let y = CHART_HEIGHT - (p.total_lag.max(0) as f64 / max) * (CHART_HEIGHT - 4.0) - 2.0;
-            format!("{x:.1},{y:.1}")
+/// Lag in time as seconds with one decimal (`0` when caught up), `-` when unknown.
+fn seconds(ms: Option<u64>) -> String {
+    match ms {
+        None => "-".into(),
+        Some(0) => "0".into(),
+        Some(ms) => format!("{}.{}", ms / 1_000, ms % 1_000 / 100),
+    }
+}
+
+/// A `<time>` the script shows in the reader's time zone (UTC without it).
+fn time_element(unix_ms: u64) -> String {
+    let ms = i64::try_from(unix_ms).unwrap_or(i64::MAX);
+    format!(
+        "<time data-ms=\"{unix_ms}\">{}</time>",
+        crate::clock::utc_date_time(ms)
+    )
+}
+
+/// The window choice: a link per span, the current one marked.
+fn window_nav(href_base: &str, current: Window) -> String {
+    let links: Vec<String> = Window::ALL
+        .into_iter()
+        .map(|w| {
+            if w == current {
+                format!("<a aria-current=\"page\">{}</a>", w.label())
+            } else {
+                format!(
+                    "<a href=\"{}?window={}\">{}</a>",
+                    escape_html(href_base),
+                    w.param(),
+                    w.label()
+                )
+            }
         })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn group_row(g: &GroupSnapshot) -> String {
-    let status = status_text(g);
-    format!(
-        "<tr data-group=\"{id}\"><td class=\"group\">{id}</td><td class=\"state\">{state}</td><td class=\"members\">{members}</td><td class=\"lag\">{lag}</td><td class=\"status status-{class}\">{status}</td></tr>",
-        class = status.replace(' ', "-"),
-        id = escape_html(&g.group),
-        state = escape_html(g.state.as_deref().unwrap_or("-")),
-        members = dash(g.members),
-        lag = dash(g.total_lag),
-    )
-}
-
-fn group_chart(g: &GroupSnapshot, end_ms: u64) -> String {
-    format!(
-        "<figure class=\"chart\" data-group=\"{id}\"><figcaption>{id} — total lag, last hour</figcaption><svg viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\"><rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" class=\"frame\"/><polyline class=\"lag-line\" data-points=\"{n}\" points=\"{points}\"/></svg></figure>",
-        id = escape_html(&g.group),
-        w = CHART_WIDTH,
-        h = CHART_HEIGHT,
-        n = g.history.len(),
-        points = chart_points(&g.history, end_ms),
-    )
-}
-
-/// The whole console page for `snapshot`.
-pub fn render_console(snapshot: &Snapshot) -> String {
-    let rows: String = snapshot.groups.iter().map(group_row).collect();
-    let charts: String = snapshot
-        .groups
-        .iter()
-        .map(|g| group_chart(g, snapshot.taken_at_ms))
         .collect();
     format!(
-        r###"<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Cohort — consumer groups</title>
-<style>
-body {{ font-family: sans-serif; margin: 2em; color: #222; }}
-table {{ border-collapse: collapse; }}
-th, td {{ padding: 4px 12px; border-bottom: 1px solid #ddd; text-align: left; }}
-td.lag, td.members {{ text-align: right; font-variant-numeric: tabular-nums; }}
-.status-OK {{ color: #17803d; }} .status-WARNING {{ color: #b36b00; }}
-.status-STALLED, .status-STOPPED, .status-ERROR {{ color: #c0262d; font-weight: bold; }}
-.chart {{ margin: 1em 0; }} .frame {{ fill: #fafafa; stroke: #ccc; }}
-.lag-line {{ fill: none; stroke: #2463eb; stroke-width: 2; }}
-#updated {{ color: #777; font-size: small; }}
-#notice {{ background: #fff4d6; border: 1px solid #e6c86e; padding: 6px 10px; }}
-#notice:empty, #limits:empty {{ display: none; }}
-#limits {{ background: #fde8e8; border: 1px solid #e09a9a; padding: 6px 10px; }}
-.status-warming-up {{ color: #777; font-style: italic; }}
-</style>
-</head>
-<body>
-<h1>Consumer groups</h1>
-<p id="notice">{notice}</p>
-<p id="limits">{limits}</p>
-<p id="updated" data-taken-at="{taken}">snapshot at {taken} ms</p>
-<table id="groups">
-<thead><tr><th>Group</th><th>State</th><th>Members</th><th>Total lag</th><th>Status</th></tr></thead>
-<tbody>{rows}</tbody>
-</table>
-<div id="charts">{charts}</div>
-<script>
-(function () {{
-  var SPAN = {span}, W = {w}, H = {h};
-  function text(v) {{ return v === null || v === undefined ? "-" : String(v); }}
-  function points(history, end) {{
-    var start = Math.max(0, end - SPAN), max = 1;
-    history.forEach(function (p) {{ if (p.total_lag > max) max = p.total_lag; }});
-    return history.filter(function (p) {{ return p.at_ms >= start; }}).map(function (p) {{
-      var x = (p.at_ms - start) / SPAN * W;
-      var y = H - (Math.max(0, p.total_lag) / max) * (H - 4) - 2;
-      return x.toFixed(1) + "," + y.toFixed(1);
-    }}).join(" ");
-  }}
-  function cell(cls, value) {{
-    var td = document.createElement("td"); td.className = cls; td.textContent = value; return td;
-  }}
-  function render(s) {{
-    var body = document.querySelector("#groups tbody"), charts = document.getElementById("charts");
-    body.textContent = ""; charts.textContent = "";
-    s.groups.forEach(function (g) {{
-      var status = g.status ? g.status : (g.warming_up ? "{warming}" : "-");
-      var tr = document.createElement("tr");
-      tr.setAttribute("data-group", g.group);
-      tr.appendChild(cell("group", g.group));
-      tr.appendChild(cell("state", text(g.state)));
-      tr.appendChild(cell("members", text(g.members)));
-      tr.appendChild(cell("lag", text(g.total_lag)));
-      tr.appendChild(cell("status status-" + status.replace(/ /g, "-"), status));
-      body.appendChild(tr);
-      var ns = "http://www.w3.org/2000/svg";
-      var fig = document.createElement("figure"); fig.className = "chart"; fig.setAttribute("data-group", g.group);
-      var cap = document.createElement("figcaption"); cap.textContent = g.group + " \u2014 total lag, last hour";
-      var svg = document.createElementNS(ns, "svg");
-      svg.setAttribute("viewBox", "0 0 " + W + " " + H); svg.setAttribute("width", W); svg.setAttribute("height", H);
-      var rect = document.createElementNS(ns, "rect");
-      rect.setAttribute("class", "frame"); rect.setAttribute("width", W); rect.setAttribute("height", H);
-      var line = document.createElementNS(ns, "polyline");
-      line.setAttribute("class", "lag-line"); line.setAttribute("data-points", g.history.length);
-      line.setAttribute("points", points(g.history, s.taken_at_ms));
-      svg.appendChild(rect); svg.appendChild(line); fig.appendChild(cap); fig.appendChild(svg);
-      charts.appendChild(fig);
-    }});
-    document.getElementById("notice").textContent = s.notice || "";
-    document.getElementById("limits").textContent = s.limits_notice || "";
-    var u = document.getElementById("updated");
-    u.setAttribute("data-taken-at", s.taken_at_ms); u.textContent = "snapshot at " + s.taken_at_ms + " ms";
-  }}
-  function poll() {{
-    fetch("{json}", {{ cache: "no-store" }}).then(function (r) {{ return r.json(); }})
-      .then(render).catch(function () {{}}).then(function () {{ setTimeout(poll, {interval}); }});
-  }}
-  setTimeout(poll, {interval});
-}})();
-</script>
-</body>
-</html>
-"###,
-        taken = snapshot.taken_at_ms,
-        notice = escape_html(snapshot.notice.as_deref().unwrap_or("")),
-        limits = escape_html(&limits_notice(&snapshot.usage)),
-        warming = WARMING_UP,
-        rows = rows,
-        charts = charts,
-        span = CHART_SPAN_MS,
-        w = CHART_WIDTH,
-        h = CHART_HEIGHT,
-        json = CONSOLE_JSON_PATH,
-        interval = POLL_INTERVAL_MS,
+        "<nav class=\"window\">Chart window: {}</nav>",
+        links.join(" ")
+    )
+}
+
+/// The notice and limits lines every page starts with.
+fn notices(snapshot: &Snapshot) -> String {
+    format!(
+        "<p id=\"notice\">{}</p><p id=\"limits\">{}</p>",
+        escape_html(snapshot.notice.as_deref().unwrap_or("")),
+        escape_html(&limits_notice(&snapshot.usage)),
+    )
+}
+
+/// When the figures were taken.
+fn updated(snapshot: &Snapshot) -> String {
+    format!(
+        "<p id=\"updated\" data-taken-at=\"{}\">Figures as of {} (<span class=\"tz\">UTC</span>), refreshed every {} s.</p>",
+        snapshot.taken_at_ms,
+        time_element(snapshot.taken_at_ms),
+        POLL_INTERVAL_MS / 1_000,
     )
 }
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::client::TopicPartition;
-use crate::lag::{LagStatus, LagTracker, LagTrackerConfig, Tracking};
+use crate::lag::{LagPoint, LagStatus, LagTracker, LagTrackerConfig, Tracking};
 
 /// Groups each consuming one partition with a steady lag over a whole window (so judged).
 fn snapshot_with(groups: &[(&str, i64)]) -> Snapshot {
@@ -25,31 +25,123 @@ fn snapshot_with(groups: &[(&str, i64)]) -> Snapshot {
 fn page_lists_groups_with_state_members_lag_and_status() {
     let page = render_console(&snapshot_with(&[("orders", 42), ("billing", 0)]));
     assert!(page.starts_with("<!DOCTYPE html>"));
-    assert!(page.contains(
-        "<tr data-group=\"orders\"><td class=\"group\">orders</td><td class=\"state\">Stable</td><td class=\"members\">1</td><td class=\"lag\">42</td><td class=\"status status-OK\">OK</td></tr>"
-    ));
+    assert!(
+        page.contains(
+            "<tr data-group=\"orders\"><td class=\"group\"><a href=\"/console/groups/orders?window=1h\">orders</a></td><td class=\"type\">classic</td><td class=\"state\">Stable</td><td class=\"members\">1</td><td class=\"lag\">42</td><td class=\"lag-seconds\">-</td><td class=\"status status-OK\">OK</td></tr>"
+        ),
+        "{page}"
+    );
     assert!(page.contains("<td class=\"lag\">0</td>"));
     assert!(page.contains("<figure class=\"chart\" data-group=\"billing\">"));
-    assert!(page.contains(CONSOLE_JSON_PATH));
+    assert!(page.contains("<main id=\"page\" data-refresh=\"/console\">"));
 }
 
 #[test]
 fn routes() {
     let snap = snapshot_with(&[("orders", 1)]);
-    let (kind, body) = respond("/console", &snap).unwrap();
-    assert_eq!(kind, "text/html; charset=utf-8");
-    assert!(body.contains("orders"));
-    let (kind, body) = respond("/console.json", &snap).unwrap();
-    assert_eq!(kind, "application/json");
-    assert!(body.starts_with('{'));
-    assert!(respond("/metrics", &snap).is_none());
+    let page = respond("/console", "", &snap).unwrap();
+    assert_eq!(page.status, "200 OK");
+    assert_eq!(page.content_type, "text/html; charset=utf-8");
+    assert!(page.body.contains("orders"));
+    assert!(page.body.contains("data-refresh=\"/console?window=1h\""));
+    let page = respond("/console.json", "", &snap).unwrap();
+    assert_eq!(page.content_type, "application/json");
+    assert!(page.body.starts_with('{'));
+    let page = respond("/console/groups/orders", "window=6h", &snap).unwrap();
+    assert_eq!(page.status, "200 OK");
+    assert!(page
+        .body
+        .contains("<h1>Group <span class=\"group-id\">orders</span></h1>"));
+    assert!(page.body.contains("total lag, last 6 h"));
+    assert!(page
+        .body
+        .contains("data-refresh=\"/console/groups/orders?window=6h\""));
+    let missing = respond("/console/groups/nobody", "", &snap).unwrap();
+    assert_eq!(missing.status, "404 Not Found");
+    assert!(missing
+        .body
+        .contains("This node tracks no group named nobody"));
+    // The refresh asks for `<main>` alone.
+    let fragment = respond("/console", "window=15m&fragment=1", &snap).unwrap();
+    assert!(fragment.body.starts_with("<h1>Consumer groups</h1>"));
+    assert!(fragment.body.contains("total lag, last 15 min"));
+    assert!(!fragment.body.contains("<html"));
+    // An unknown window is the default; a bad encoding is no group.
+    assert!(respond("/console", "window=2d", &snap)
+        .unwrap()
+        .body
+        .contains("total lag, last 1 h"));
+    assert_eq!(
+        respond("/console/groups/%zz", "", &snap).unwrap().status,
+        "404 Not Found"
+    );
+    assert!(respond("/metrics", "", &snap).is_none());
+    assert!(serves("/console/groups/x") && serves("/console") && !serves("/consoles"));
+}
+
+#[test]
+fn group_ids_travel_percent_encoded() {
+    let id = "billing/eu west?&#é";
+    let href = group_href(id);
+    assert_eq!(href, "/console/groups/billing%2Feu%20west%3F%26%23%C3%A9");
+    let encoded = href.strip_prefix(GROUP_PATH_PREFIX).unwrap();
+    assert_eq!(percent_decode(encoded).as_deref(), Some(id));
+    assert_eq!(percent_decode("%C3"), None, "not UTF-8");
+    assert_eq!(percent_decode("%4"), None, "cut short");
+    let snap = snapshot_with(&[(id, 3)]);
+    let page = respond(&href, "", &snap).unwrap();
+    assert_eq!(page.status, "200 OK");
+    assert!(page.body.contains("billing/eu west?&amp;#é"));
+    assert!(render_console(&snap).contains(&format!("<a href=\"{href}?window=1h\">")));
 }
 
 #[test]
 fn names_are_escaped() {
-    let page = render_console(&snapshot_with(&[("<script>alert('x')</script>", 1)]));
-    assert!(!page.contains("<script>alert"));
-    assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+    let evil = "<script>alert('x')</script>";
+    let snap = snapshot_with(&[(evil, 1)]);
+    let escaped = "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;";
+    for page in [
+        render_console(&snap),
+        respond(&group_href(evil), "", &snap).unwrap().body,
+    ] {
+        assert!(!page.contains("<script>alert"));
+        assert!(page.contains(escaped));
+    }
+}
+
+#[test]
+fn a_group_page_shows_each_partition_with_its_lag_in_records_and_seconds() {
+    let mut t = LagTracker::new(LagTrackerConfig::default());
+    let (a, b) = (
+        TopicPartition::new("orders", 0),
+        TopicPartition::new("orders", 1),
+    );
+    let now = 1_796_418_309_250u64;
+    assert_eq!(t.record_group("g", "Stable", 2), Tracking::Tracked);
+    assert_eq!(t.record_commit("g", &a, 10, now), Tracking::Tracked);
+    assert_eq!(t.record_commit("g", &b, 7, now), Tracking::Tracked);
+    t.record_log_offsets(&a, Some(0), 25);
+    t.record_log_offsets(&b, Some(0), 7);
+    t.record_time(&a, 10, (now - 12_345) as i64);
+    t.sample(now);
+    let snap = t.snapshot(now);
+    let page = respond("/console/groups/g", "", &snap).unwrap().body;
+    assert!(page.contains(
+        "<tr data-partition=\"orders:0\"><td class=\"topic\">orders</td><td class=\"num partition\">0</td><td class=\"num committed\">10</td><td class=\"num log-end\">25</td><td class=\"lag\">15</td><td class=\"lag-seconds\">12.3</td><td class=\"status status-warming-up\">warming up</td><td class=\"rule\">the window is not covered yet: no status can be claimed</td></tr>"
+    ), "{page}");
+    // Caught up is certain at once, and says why.
+    assert!(page.contains("<td class=\"status status-OK\">OK</td><td class=\"rule\">the lag was zero at some point in the window</td>"), "{page}");
+    assert!(page.contains("<td class=\"lag\">0</td><td class=\"lag-seconds\">0</td>"));
+    assert!(page.contains("<dd class=\"type\">classic</dd>"));
+    assert!(page.contains("<dd class=\"members\">2</dd>"));
+    assert!(page.contains("<dd class=\"lag\">15</dd>"));
+    assert!(page.contains("<dd class=\"max-lag-seconds\">12.3</dd>"));
+    // Times are UTC until the script shows them in the reader's zone.
+    assert!(page.contains("<time data-ms=\"1796418309250\">2026-12-04 21:05:09 UTC</time>"));
+    assert!(page.contains("<a href=\"/console?window=1h\">← all groups</a>"));
+    assert!(page.contains(
+        "<a href=\"/console/groups/g?window=15m\">15 min</a> <a aria-current=\"page\">1 h</a> <a href=\"/console/groups/g?window=6h\">6 h</a>"
+    ));
 }
 
 #[test]
@@ -78,7 +170,7 @@ fn a_group_warming_up_says_so_instead_of_a_status() {
     let page = render_console(&t.snapshot(1_000_000));
     assert!(
         page.contains(
-            "<td class=\"lag\">20</td><td class=\"status status-warming-up\">warming up</td>"
+            "<td class=\"lag\">20</td><td class=\"lag-seconds\">-</td><td class=\"status status-warming-up\">warming up</td>"
         ),
         "{page}"
     );
@@ -110,15 +202,16 @@ fn limits_that_left_groups_out_show_a_line_naming_the_flags() {
 }
 
 #[test]
-fn chart_points_span_the_last_hour() {
+fn chart_points_span_the_window_and_the_axes_are_labelled() {
     let end = 10_000_000;
+    let span = Window::Hour1.ms();
     let history = vec![
         LagPoint {
-            at_ms: end - CHART_SPAN_MS - 1,
+            at_ms: end - span - 1,
             total_lag: 5,
         },
         LagPoint {
-            at_ms: end - CHART_SPAN_MS,
+            at_ms: end - span,
             total_lag: 0,
         },
         LagPoint {
@@ -126,8 +219,51 @@ fn chart_points_span_the_last_hour() {
             total_lag: 10,
         },
     ];
-    assert_eq!(chart_points(&history, end), "0.0,118.0 600.0,2.0");
-    assert_eq!(chart_points(&[], end), "");
+    // The plot runs from x 64 to 628 and from y 162 (0) up to 12 (the axis top, 10 here).
+    assert_eq!(
+        chart_points(&history, end, Window::Hour1, 10),
+        "64.0,162.0 628.0,12.0"
+    );
+    assert_eq!(chart_points(&[], end, Window::Hour1, 10), "");
+    // A 15-minute window keeps only the last point.
+    assert_eq!(
+        chart_points(&history, end, Window::Minutes15, 20),
+        "628.0,87.0"
+    );
+    let svg = chart::render("g", &history, end, Window::Hour1);
+    assert!(svg.contains(">lag (records)</text>"), "{svg}");
+    assert!(svg.contains("time (<tspan class=\"tz\">UTC</tspan>)"));
+    assert!(svg.contains("data-top=\"10\""));
+    for tick in ["0", "5", "10"] {
+        assert!(
+            svg.contains(&format!("text-anchor=\"end\">{tick}</text>")),
+            "{tick}"
+        );
+    }
+    // Five time ticks over the hour before 02:46:40 UTC, as hours and minutes.
+    assert_eq!(svg.matches("data-short=\"\"").count(), 5);
+    assert!(svg.contains(&format!(
+        "data-ms=\"{}\" data-short=\"\">01:46</text>",
+        end - span
+    )));
+    assert!(svg.contains(&format!("data-ms=\"{end}\" data-short=\"\">02:46</text>")));
+}
+
+#[test]
+fn the_lag_axis_tops_at_a_round_number() {
+    for (max, top) in [
+        (0, 1),
+        (1, 1),
+        (2, 2),
+        (3, 5),
+        (7, 10),
+        (11, 20),
+        (65, 100),
+        (250, 500),
+    ] {
+        assert_eq!(chart::round_max(max), top, "{max}");
+    }
+    assert_eq!(chart::round_max(i64::MAX), i64::MAX);
 }
 
 mod browser {
@@ -149,12 +285,13 @@ mod browser {
                 let mut buf = vec![0u8; 4096];
                 let n = sock.read(&mut buf).await.unwrap_or(0);
                 let request = String::from_utf8_lossy(&buf[..n]).to_string();
-                let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let target = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let (path, query) = target.split_once('?').unwrap_or((&target, ""));
                 let (status, kind, body) = {
                     let mut guard = tracker.lock().unwrap();
                     let (t, now) = &mut *guard;
-                    if path == CONSOLE_JSON_PATH {
-                        // Each poll moves time on and adds lag, so the chart must grow.
+                    if Query::parse(query).fragment {
+                        // Each refresh moves time on and adds lag, so the chart must grow.
                         *now += 60_000;
                         let tp = TopicPartition::new("events", 0);
                         t.record_log_offsets(
@@ -163,15 +300,10 @@ mod browser {
                             1_250 + ((*now - start) / 60_000) as i64 * 7,
                         );
                         t.sample(*now);
-                        ("200 OK", "application/json", render_json(&t.snapshot(*now)))
-                    } else if path == "/console" {
-                        (
-                            "200 OK",
-                            "text/html; charset=utf-8",
-                            render_console(&t.snapshot(*now)),
-                        )
-                    } else {
-                        ("404 Not Found", "text/plain", String::from("not found"))
+                    }
+                    match respond(path, query, &t.snapshot(*now)) {
+                        Some(page) => (page.status, page.content_type, page.body),
+                        None => ("404 Not Found", "text/plain", String::from("not found")),
                     }
                 };
                 let response = format!(
@@ -197,7 +329,8 @@ mod browser {
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .args(args);
-        cmd.output()
+        cmd.env("TZ", "Asia/Kolkata")
+            .output()
             .expect("chromium runs (installed by scripts/setup-clients.sh)")
     }
 
@@ -243,9 +376,18 @@ mod browser {
             "chromium failed: {}",
             String::from_utf8_lossy(&dom.stderr)
         );
-        assert!(html.contains("<td class=\"group\">payments</td>"), "{html}");
+        assert!(
+            html.contains("<td class=\"group\"><a href=\"/console/groups/payments?window=1h\">payments</a></td>"),
+            "{html}"
+        );
         assert!(html.contains("<td class=\"members\">3</td>"), "{html}");
-        // The page was redrawn from JSON: the snapshot time moved past the first render.
+        // The page was redrawn in place: the snapshot time moved past the first render, and
+        // every time shows in the browser's zone (the test runs Chromium with TZ=Asia/Kolkata,
+        // UTC+05:30, which has no daylight saving).
+        assert!(
+            html.contains("<span class=\"tz\">UTC+05:30</span>"),
+            "{html}"
+        );
         let taken: u64 = html
             .split("data-taken-at=\"")
             .nth(1)
@@ -253,6 +395,12 @@ mod browser {
             .and_then(|s| s.parse().ok())
             .expect("snapshot time in the page");
         assert!(taken > start, "the page never refreshed: {taken}");
+        let local = crate::clock::utc_date_time(taken as i64 + 19_800_000);
+        let local = local.trim_end_matches(" UTC");
+        assert!(
+            html.contains(&format!("<time data-ms=\"{taken}\">{local}</time>")),
+            "the snapshot time is not shown as {local}: {html}"
+        );
         // Lag shown is what the server computed for that snapshot: the log end grows by 7 per
         // simulated minute from 1250, the committed offset stays 1000; one history point per poll.
         let polls = (taken - start) / 60_000;

@@ -96,20 +96,65 @@ impl std::fmt::Display for LagStatus {
     }
 }
 
+/// The row of the module's table that decided a status, for people reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// ERROR: the committed offset is outside the log.
+    OutOfRange,
+    /// OK: the lag reached zero in the window.
+    CaughtUp,
+    /// OK: fewer than two observations behind, nothing to compare.
+    TooFewObservations,
+    /// STALLED: commits arrive, the offset does not move.
+    CommittingWithoutMoving,
+    /// STOPPED: the offset never moved and no commits were seen.
+    NotCommitting,
+    /// STOPPED: idle for longer than the window saw activity.
+    IdleTooLong,
+    /// STOPPED (before the window is covered): the last commit is older than a window.
+    LastCommitOlderThanWindow,
+    /// WARNING: the lag grew in every interval (in time too, when known).
+    FallingBehind,
+    /// OK: consuming, and the lag did not grow in every interval.
+    KeepingUp,
+}
+
+impl Rule {
+    /// The rule in words.
+    pub fn text(self) -> &'static str {
+        match self {
+            Rule::OutOfRange => "the committed offset is past the log end or before the log start",
+            Rule::CaughtUp => "the lag was zero at some point in the window",
+            Rule::TooFewObservations => "fewer than two observations behind: nothing to compare yet",
+            Rule::CommittingWithoutMoving => "behind throughout; commits kept arriving but the committed offset never moved",
+            Rule::NotCommitting => "behind throughout; the committed offset never moved and no commits arrived",
+            Rule::IdleTooLong => "no commit activity for longer than the window had seen activity",
+            Rule::LastCommitOlderThanWindow => "behind throughout, and the last commit is older than the window",
+            Rule::FallingBehind => "consuming, but the lag grew in every interval of the window (in seconds too, where known)",
+            Rule::KeepingUp => "consuming, and the lag did not grow in every interval",
+        }
+    }
+}
+
 /// Judges a window of observations, oldest first.
 pub fn evaluate(window: &[Observation]) -> Option<LagStatus> {
+    assess(window).map(|(status, _)| status)
+}
+
+/// [`evaluate`] with the rule that decided.
+pub fn assess(window: &[Observation]) -> Option<(LagStatus, Rule)> {
     let latest = window.last()?;
     let committed = latest.committed.filter(|c| *c >= 0)?;
     let log_end = latest.log_end?;
     if committed > log_end || latest.log_start.is_some_and(|start| committed < start) {
-        return Some(LagStatus::Error);
+        return Some((LagStatus::Error, Rule::OutOfRange));
     }
     let known: Vec<&Observation> = window.iter().filter(|o| o.lag().is_some()).collect();
     if known.iter().any(|o| o.lag().is_some_and(|l| l <= 0)) {
-        return Some(LagStatus::Ok);
+        return Some((LagStatus::Ok, Rule::CaughtUp));
     }
     if known.len() < 2 {
-        return Some(LagStatus::Ok);
+        return Some((LagStatus::Ok, Rule::TooFewObservations));
     }
     let first = known[0];
     let last = known[known.len() - 1];
@@ -120,9 +165,9 @@ pub fn evaluate(window: &[Observation]) -> Option<LagStatus> {
         .map(|c| c.windows(2).any(|w| w[1] > w[0]));
     if !moved {
         return Some(if commits_arrived == Some(true) {
-            LagStatus::Stalled
+            (LagStatus::Stalled, Rule::CommittingWithoutMoving)
         } else {
-            LagStatus::Stopped
+            (LagStatus::Stopped, Rule::NotCommitting)
         });
     }
     let last_activity = known
@@ -137,13 +182,13 @@ pub fn evaluate(window: &[Observation]) -> Option<LagStatus> {
     let idle = last.at_ms.saturating_sub(last_activity);
     let active = last_activity.saturating_sub(first.at_ms);
     if idle > active {
-        return Some(LagStatus::Stopped);
+        return Some((LagStatus::Stopped, Rule::IdleTooLong));
     }
     let lags: Vec<i64> = known.iter().filter_map(|o| o.lag()).collect();
     if lags.windows(2).all(|w| w[1] > w[0]) && !keeps_its_delay(&known) {
-        return Some(LagStatus::Warning);
+        return Some((LagStatus::Warning, Rule::FallingBehind));
     }
-    Some(LagStatus::Ok)
+    Some((LagStatus::Ok, Rule::KeepingUp))
 }
 
 /// Whether the time lag, known at every observation, failed to grow in some interval: the
@@ -188,17 +233,22 @@ impl Verdict {
 /// Judges `window` (oldest first) knowing `coverage`: `evaluate`'s verdict once the window spans
 /// `coverage.window_ms`; before that only what is already certain (see the module docs).
 pub fn judge(window: &[Observation], coverage: Coverage) -> Verdict {
-    let Some(status) = evaluate(window) else {
-        return Verdict::Unknown;
+    judge_with_rule(window, coverage).0
+}
+
+/// [`judge`] with the rule behind a status (`None` when there is no status).
+pub fn judge_with_rule(window: &[Observation], coverage: Coverage) -> (Verdict, Option<Rule>) {
+    let Some((status, rule)) = assess(window) else {
+        return (Verdict::Unknown, None);
     };
     let now = window.last().map_or(0, |o| o.at_ms);
     if status == LagStatus::Error
         || now.saturating_sub(coverage.watched_since_ms) >= coverage.window_ms
     {
-        return Verdict::Status(status);
+        return (Verdict::Status(status), Some(rule));
     }
     if window.iter().any(|o| o.lag().is_some_and(|l| l <= 0)) {
-        return Verdict::Status(LagStatus::Ok);
+        return (Verdict::Status(LagStatus::Ok), Some(Rule::CaughtUp));
     }
     // Behind in every observation, and no commit for a whole window: a full window would
     // say STOPPED too, whatever else it held.
@@ -206,9 +256,12 @@ pub fn judge(window: &[Observation], coverage: Coverage) -> Verdict {
         .last_commit_ms
         .is_some_and(|at| now.saturating_sub(at) >= coverage.window_ms)
     {
-        return Verdict::Status(LagStatus::Stopped);
+        return (
+            Verdict::Status(LagStatus::Stopped),
+            Some(Rule::LastCommitOlderThanWindow),
+        );
     }
-    Verdict::WarmingUp
+    (Verdict::WarmingUp, None)
 }
 
 #[cfg(test)]
@@ -318,6 +371,74 @@ mod tests {
             &[1_000, 2_000, 3_000, 4_000],
         );
         assert_eq!(evaluate(&w), Some(LagStatus::Ok));
+    }
+
+    #[test]
+    fn each_status_names_the_rule_that_decided_it() {
+        let cases = [
+            (
+                window(&[(25, 20, None)]),
+                LagStatus::Error,
+                Rule::OutOfRange,
+            ),
+            (
+                window(&[(10, 10, None), (10, 20, None)]),
+                LagStatus::Ok,
+                Rule::CaughtUp,
+            ),
+            (
+                window(&[(10, 20, None)]),
+                LagStatus::Ok,
+                Rule::TooFewObservations,
+            ),
+            (
+                window(&[(10, 20, Some(1)), (10, 20, Some(2))]),
+                LagStatus::Stalled,
+                Rule::CommittingWithoutMoving,
+            ),
+            (
+                window(&[(10, 20, Some(1)), (10, 20, Some(1))]),
+                LagStatus::Stopped,
+                Rule::NotCommitting,
+            ),
+            (
+                window(&[
+                    (10, 20, None),
+                    (15, 25, None),
+                    (15, 30, None),
+                    (15, 35, None),
+                ]),
+                LagStatus::Stopped,
+                Rule::IdleTooLong,
+            ),
+            (
+                window(&[(10, 20, None), (15, 30, None), (20, 40, None)]),
+                LagStatus::Warning,
+                Rule::FallingBehind,
+            ),
+            (
+                window(&[(10, 20, None), (20, 30, None), (30, 35, None)]),
+                LagStatus::Ok,
+                Rule::KeepingUp,
+            ),
+        ];
+        for (w, status, rule) in cases {
+            assert_eq!(assess(&w), Some((status, rule)), "{w:?}");
+            assert!(!rule.text().is_empty());
+        }
+        let mut old = window(&[(10, 20, Some(0))]);
+        old[0].at_ms = 50_000;
+        assert_eq!(
+            judge_with_rule(&old, coverage(50_000, Some(40_000))),
+            (
+                Verdict::Status(LagStatus::Stopped),
+                Some(Rule::LastCommitOlderThanWindow)
+            )
+        );
+        assert_eq!(
+            judge_with_rule(&old, coverage(50_000, Some(45_000))),
+            (Verdict::WarmingUp, None)
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
-use super::status::{judge, Coverage, LagStatus, Observation, Verdict};
+use super::status::{judge_with_rule, Coverage, LagStatus, Observation, Rule, Verdict};
 use crate::client::TopicPartition;
 
 /// Limits and windows of a tracker.
@@ -48,7 +48,8 @@ impl Default for LagTrackerConfig {
         LagTrackerConfig {
             window_ms: 60_000,
             observations_max: 120,
-            history_ms: 3_600_000,
+            // The console's longest chart window (6 h) at one point every 30 s.
+            history_ms: 6 * 3_600_000,
             history_points_max: 720,
             groups_max: 10_000,
             partitions_per_group_max: 10_000,
@@ -198,6 +199,8 @@ pub struct PartitionSnapshot {
     pub lag_ms: Option<u64>,
     /// Lag status over the window.
     pub status: Option<LagStatus>,
+    /// The rule that decided the status, in words.
+    pub rule: Option<&'static str>,
     /// No status yet: the window does not span the window length and decides nothing.
     pub warming_up: bool,
 }
@@ -649,15 +652,15 @@ impl LagTracker {
     /// The status of one group partition over the current window.
     pub fn partition_status(&self, group: &str, tp: &TopicPartition) -> Option<LagStatus> {
         let p = self.groups.get(group)?.partitions.get(tp)?;
-        self.verdict(p).status()
+        self.verdict(p).0.status()
     }
 
-    fn verdict(&self, p: &PartitionTrack) -> Verdict {
+    fn verdict(&self, p: &PartitionTrack) -> (Verdict, Option<Rule>) {
         let Some(watched_since_ms) = p.watched_since_ms else {
-            return Verdict::Unknown;
+            return (Verdict::Unknown, None);
         };
         let window: Vec<Observation> = p.window.iter().copied().collect();
-        judge(
+        judge_with_rule(
             &window,
             Coverage {
                 watched_since_ms,
@@ -678,7 +681,7 @@ impl LagTracker {
                     .iter()
                     .map(|(tp, p)| {
                         let log_end = self.logs.get(tp).and_then(|l| l.log_end);
-                        let verdict = self.verdict(p);
+                        let (verdict, rule) = self.verdict(p);
                         PartitionSnapshot {
                             topic: tp.topic.clone(),
                             partition: tp.partition,
@@ -687,6 +690,7 @@ impl LagTracker {
                             lag: super::offset_lag(p.committed, log_end),
                             lag_ms: self.record_view().lag_ms(tp, p.committed, now_ms),
                             status: verdict.status(),
+                            rule: rule.map(Rule::text),
                             warming_up: verdict == Verdict::WarmingUp,
                         }
                     })
