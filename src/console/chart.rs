@@ -94,7 +94,9 @@ pub fn render(group: &str, history: &[LagPoint], end_ms: u64, window: Window) ->
         let at_ms = i64::try_from(at).unwrap_or(i64::MAX);
         svg.push_str(&format!(
             "<line class=\"tick-mark\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{PLOT_BOTTOM}\" y2=\"{y2}\"/>\
-<text class=\"tick x\" x=\"{x:.1}\" y=\"{ty}\" text-anchor=\"middle\" data-ms=\"{at}\" data-short=\"\">{utc}</text>",
+<text class=\"tick x\" x=\"{x:.1}\" y=\"{ty}\" text-anchor=\"{anchor}\" data-ms=\"{at}\" data-short=\"\">{utc}</text>",
+            // The last label ends at its tick so the SVG's edge does not cut it.
+            anchor = if i + 1 == TIME_TICKS { "end" } else { "middle" },
             y2 = PLOT_BOTTOM + 4.0,
             ty = PLOT_BOTTOM + 17.0,
             utc = crate::clock::utc_hour_minute(at_ms),
