@@ -1,8 +1,10 @@
 //! The cluster and log-dir admin APIs in a three-process cluster: every node answers
 //! DescribeLogDirs for the partitions placed on it (sizes equal its files on disk) and
 //! OffsetForLeaderEpoch for those only (NOT_LEADER_OR_FOLLOWER for the others); every node
-//! describes the same cluster; `cohort log-dirs` and kafka-python's `describe_log_dirs` ask
-//! each broker; a librdkafka consumer resumes from committed epochs on every partition.
+//! describes the same cluster; Fetch v16 by topic id sends a client from a node that does not
+//! hold a partition to its leader (KIP-951's current leader and endpoint); `cohort log-dirs` and
+//! kafka-python's `describe_log_dirs` ask each broker; a librdkafka consumer resumes from
+//! committed epochs on every partition.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -74,6 +76,50 @@ fn describe_log_dirs(node: &Node) -> DescribeLogDirsResponse {
         RequestKind::DescribeLogDirs(DescribeLogDirsRequest::default().with_topics(None)),
     ) {
         ResponseKind::DescribeLogDirs(r) => r,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The topic's id, as Metadata at `node` names it.
+fn topic_id(node: &Node, topic: &str) -> uuid::Uuid {
+    let req = MetadataRequest::default()
+        .with_topics(Some(vec![metadata_request::MetadataRequestTopic::default(
+        )
+        .with_name(Some(TopicName(s(topic))))]))
+        .with_allow_auto_topic_creation(false);
+    match RawClient::connect(node.kafka).call(ApiKey::Metadata, 13, RequestKind::Metadata(req)) {
+        ResponseKind::Metadata(m) => {
+            assert_eq!((m.error_code, m.topics[0].error_code), (0, 0));
+            m.topics[0].topic_id
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Fetch at `version` of every partition of `topic` (by id from v13), from offset 0.
+fn fetch_all(node: &Node, version: i16, topic: &str, id: uuid::Uuid, n: i32) -> FetchResponse {
+    let mut t = fetch_request::FetchTopic::default().with_partitions(
+        (0..n)
+            .map(|p| {
+                fetch_request::FetchPartition::default()
+                    .with_partition(p)
+                    .with_fetch_offset(0)
+                    .with_partition_max_bytes(1 << 20)
+            })
+            .collect(),
+    );
+    t = if version >= 13 {
+        t.with_topic_id(id)
+    } else {
+        t.with_topic(TopicName(s(topic)))
+    };
+    let req = FetchRequest::default()
+        .with_max_wait_ms(0)
+        .with_max_bytes(1 << 20)
+        .with_session_epoch(-1)
+        .with_topics(vec![t]);
+    match RawClient::connect(node.kafka).call(ApiKey::Fetch, version, RequestKind::Fetch(req)) {
+        ResponseKind::Fetch(r) => r,
         other => panic!("{other:?}"),
     }
 }
@@ -189,6 +235,53 @@ fn every_node_describes_the_partitions_it_holds_and_the_same_cluster() {
                 assert_eq!(*a, (6, -1, -1), "node {id} partition {p}");
             }
         }
+        // Fetch v16 by topic id: the owner serves; the others answer NOT_LEADER_OR_FOLLOWER
+        // naming the owner and its endpoint (KIP-951), which v12 does not.
+        let id_of_spread = topic_id(node, "spread");
+        let v16 = fetch_all(node, 16, "spread", id_of_spread, 3);
+        assert_eq!(v16.responses[0].topic_id, id_of_spread);
+        let mut hinted = BTreeMap::new();
+        for p in &v16.responses[0].partitions {
+            let owner_id = owner[&p.partition_index];
+            if owner_id == id {
+                assert_eq!(p.error_code, 0, "node {id} partition {}", p.partition_index);
+                assert_eq!(p.high_watermark, ends[&p.partition_index]);
+                assert_eq!(p.current_leader.leader_id.0, -1, "no hint when served");
+            } else {
+                assert_eq!(p.error_code, 6, "node {id} partition {}", p.partition_index);
+                assert_eq!(
+                    (p.current_leader.leader_id.0, p.current_leader.leader_epoch),
+                    (owner_id, 0)
+                );
+                hinted.insert(owner_id, ());
+            }
+        }
+        let endpoints: BTreeMap<i32, i32> = v16
+            .node_endpoints
+            .iter()
+            .map(|e| (e.node_id.0, e.port))
+            .collect();
+        let expected: BTreeMap<i32, i32> = hinted
+            .keys()
+            .map(|o| (*o, i32::from(by_id(*o).kafka.port())))
+            .collect();
+        assert_eq!(
+            endpoints, expected,
+            "node {id}: the leaders' endpoints, once each"
+        );
+        let v12 = fetch_all(node, 12, "spread", id_of_spread, 3);
+        assert!(v12.node_endpoints.is_empty());
+        assert!(v12.responses[0]
+            .partitions
+            .iter()
+            .all(|p| p.current_leader.leader_id.0 == -1));
+        // An id no topic has: UNKNOWN_TOPIC_ID on every node.
+        let unknown = fetch_all(node, 16, "spread", uuid::Uuid::from_u128(7), 3);
+        assert!(unknown.responses[0]
+            .partitions
+            .iter()
+            .all(|p| p.error_code == 100));
+
         // DescribeCluster: the same cluster from every node, its controller the one Metadata
         // names (asked right before: a young cluster may still move its leader).
         let controller = owners(node, "spread").0;

@@ -103,11 +103,14 @@ struct Case {
 struct Fixture {
     producer_id: i64,
     producer_epoch: i16,
+    /// T's topic id, which Fetch names it by from v13.
+    topic_id: uuid::Uuid,
 }
 
 const NO_PRODUCER: Fixture = Fixture {
     producer_id: -1,
     producer_epoch: -1,
+    topic_id: uuid::Uuid::nil(),
 };
 
 fn s(v: &str) -> StrBytes {
@@ -166,20 +169,25 @@ fn produce(_: &Fixture, _: i16) -> RequestKind {
     )
 }
 
-fn fetch(_: &Fixture, _: i16) -> RequestKind {
+fn fetch(f: &Fixture, v: i16) -> RequestKind {
+    // From v13 the topic is named by id (KIP-516).
+    let t = if v >= 13 {
+        fetch_request::FetchTopic::default().with_topic_id(f.topic_id)
+    } else {
+        fetch_request::FetchTopic::default().with_topic(topic(T))
+    };
     RequestKind::Fetch(
         FetchRequest::default()
-            .with_replica_id(BrokerId(-1))
             .with_max_wait_ms(0)
             .with_min_bytes(0)
             .with_max_bytes(1 << 20)
             .with_session_epoch(-1)
-            .with_topics(vec![fetch_request::FetchTopic::default()
-                .with_topic(topic(T))
-                .with_partitions(vec![fetch_request::FetchPartition::default()
+            .with_topics(vec![t.with_partitions(vec![
+                fetch_request::FetchPartition::default()
                     .with_partition(0)
                     .with_fetch_offset(0)
-                    .with_partition_max_bytes(1 << 20)])]),
+                    .with_partition_max_bytes(1 << 20),
+            ])]),
     )
 }
 
@@ -1498,6 +1506,15 @@ fn setup(admin: &mut RawClient) -> Fixture {
             0
         );
     }
+    let topic_id = match admin_call(
+        admin,
+        ApiKey::Metadata,
+        12,
+        metadata_named(&NO_PRODUCER, 12),
+    ) {
+        ResponseKind::Metadata(r) => r.topics[0].topic_id,
+        other => panic!("{other:?}"),
+    };
     // The transaction the transaction APIs act on: its coordinator may still be loading.
     let init = InitProducerIdRequest::default()
         .with_transactional_id(Some(TransactionalId(s(TX))))
@@ -1516,6 +1533,7 @@ fn setup(admin: &mut RawClient) -> Fixture {
                 return Fixture {
                     producer_id: r.producer_id.0,
                     producer_epoch: r.producer_epoch,
+                    topic_id,
                 }
             }
             ResponseKind::InitProducerId(r) if std::time::Instant::now() < deadline => {

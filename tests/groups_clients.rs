@@ -1,7 +1,9 @@
 //! Consumer groups with real clients none of us wrote: librdkafka (confluent-kafka), kafka-python
 //! and kafkajs consumers consuming every produced record once across a leave; librdkafka consumers
 //! forming, balancing and rebalancing a group and committing; its AdminClient; kafka-python's
-//! admin (OffsetDelete, DescribeGroups with authorized operations); kafkajs's admin.
+//! admin (OffsetDelete, DescribeGroups with authorized operations, and at v6 a missing group's
+//! GROUP_ID_NOT_FOUND; ListOffsets v10's earliest-local and latest-tiered specs); kafkajs's
+//! admin.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -80,6 +82,13 @@ fn kafka_python_admin_reads_and_deletes_offsets_and_groups() {
         "delete_offsets": [[0, "NoError"]],
         "offsets_after": [[1, 4]],
         "delete_groups": [["kp-group", "OK"], ["never-was", "GroupIdNotFoundError"]],
+        "versions": {"DescribeGroups": 6, "FindCoordinator": 6, "ListOffsets": 10},
+        "described_gone": [
+            "Dead",
+            "[Error 69] GroupIdNotFoundError: Group never-was not found."
+        ],
+        // Log start 2 after DeleteRecords; nothing tiered; log end 5.
+        "offsets_by_spec": [[2, -1], [2, -1], [-1, -1], [5, -1]],
     });
     assert_eq!(got, expected, "log:\n{}", b.log());
 }

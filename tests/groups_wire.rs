@@ -169,6 +169,97 @@ fn a_group_lives_its_whole_life_over_the_wire() {
 }
 
 #[test]
+fn describe_groups_v6_names_missing_and_consumer_protocol_groups_as_kafka_4_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir, &[]);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "t", 1);
+    // A consumer-protocol (KIP-848) group, which DescribeGroups does not describe.
+    let heartbeat = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(GroupId(s("cg")))
+        .with_member_id(s("0123456789abcdefABCDEF"))
+        .with_member_epoch(0)
+        .with_rebalance_timeout_ms(10_000)
+        .with_subscribed_topic_names(Some(vec![TopicName(s("t"))]))
+        .with_topic_partitions(Some(vec![]));
+    match c.call(
+        ApiKey::ConsumerGroupHeartbeat,
+        0,
+        RequestKind::ConsumerGroupHeartbeat(heartbeat),
+    ) {
+        ResponseKind::ConsumerGroupHeartbeat(r) => assert_eq!(r.error_code, 0, "{r:?}"),
+        other => panic!("{other:?}"),
+    }
+
+    // v6 (KIP-1043): GROUP_ID_NOT_FOUND (69) with Kafka's messages, state Dead.
+    let missing = describe_at(&mut c, "nobody", 6);
+    assert_eq!(
+        (
+            missing.error_code,
+            missing.error_message.as_deref(),
+            missing.group_state.as_str()
+        ),
+        (69, Some("Group nobody not found."), "Dead")
+    );
+    let consumer = describe_at(&mut c, "cg", 6);
+    assert_eq!(
+        (consumer.error_code, consumer.error_message.as_deref()),
+        (69, Some("Group cg is not a classic group."))
+    );
+    // Below v6 both are Dead without an error, as before.
+    for group in ["nobody", "cg"] {
+        let old = describe_at(&mut c, group, 5);
+        assert_eq!((old.error_code, old.group_state.as_str()), (0, "Dead"));
+    }
+    // A classic group is described at v6 as at v5, with no message.
+    join_new_member(&mut c, "classic", &["t"]);
+    let classic = describe_at(&mut c, "classic", 6);
+    assert_eq!(classic.error_code, 0);
+    assert_eq!(classic.error_message, None);
+    assert_eq!(classic.members.len(), 1);
+}
+
+#[test]
+fn find_coordinator_v5_v6_answer_groups_and_refuse_share_keys_as_kafka_without_share_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir, &[]);
+    let mut c = RawClient::connect(b.kafka);
+    for v in [5, 6] {
+        let req = FindCoordinatorRequest::default()
+            .with_key_type(0)
+            .with_coordinator_keys(vec![s("g")]);
+        match c.call(
+            ApiKey::FindCoordinator,
+            v,
+            RequestKind::FindCoordinator(req),
+        ) {
+            ResponseKind::FindCoordinator(r) => assert_eq!(
+                (r.coordinators[0].error_code, r.coordinators[0].port),
+                (0, i32::from(b.kafka.port())),
+                "v{v}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        // Share groups (key type 2, KIP-932): Kafka with no share coordinator answers
+        // INVALID_REQUEST, as it does to the key type below v6.
+        let req = FindCoordinatorRequest::default()
+            .with_key_type(2)
+            .with_coordinator_keys(vec![s("sg")]);
+        match c.call(
+            ApiKey::FindCoordinator,
+            v,
+            RequestKind::FindCoordinator(req),
+        ) {
+            ResponseKind::FindCoordinator(r) => {
+                assert_eq!(r.coordinators[0].error_code, 42, "v{v}");
+                assert_eq!(r.coordinators[0].node_id.0, -1, "v{v}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
 fn zombies_are_fenced_and_their_commits_never_show() {
     let dir = tempfile::tempdir().unwrap();
     let b = broker(&dir, &[]);

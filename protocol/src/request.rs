@@ -210,7 +210,7 @@ mod tests {
             matches!(err, RequestError::ApiVersionsTooNew { peek } if peek.api_version == 99),
             "{err:?}"
         );
-        let err = decode_request(frame(3, 13, 5, &[])).unwrap_err();
+        let err = decode_request(frame(3, 14, 5, &[])).unwrap_err();
         assert!(
             matches!(
                 err,

@@ -305,8 +305,10 @@ impl Buf for Chunks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
-    use kafka_protocol::messages::{FetchResponse, TopicName};
+    use kafka_protocol::messages::fetch_response::{
+        FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
+    };
+    use kafka_protocol::messages::{BrokerId, FetchResponse, TopicName};
     use kafka_protocol::protocol::StrBytes;
 
     fn response(records: &[Option<Bytes>], version: i16) -> FetchResponse {
@@ -322,12 +324,33 @@ mod tests {
                 if version >= 5 {
                     p = p.with_log_start_offset(0);
                 }
+                // From v16 a leadership hint is a tagged field after the records.
+                if version >= 16 && i == 0 {
+                    p = p.with_current_leader(
+                        LeaderIdAndEpoch::default()
+                            .with_leader_id(BrokerId(2))
+                            .with_leader_epoch(0),
+                    );
+                }
                 p
             })
             .collect();
-        FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
-            .with_topic(TopicName(StrBytes::from_static_str("spliced")))
-            .with_partitions(partitions)])
+        // From v13 topics are named by id.
+        let topic = if version >= 13 {
+            FetchableTopicResponse::default().with_topic_id(uuid::Uuid::from_u128(42))
+        } else {
+            FetchableTopicResponse::default()
+                .with_topic(TopicName(StrBytes::from_static_str("spliced")))
+        };
+        let mut r =
+            FetchResponse::default().with_responses(vec![topic.with_partitions(partitions)]);
+        if version >= 16 {
+            r = r.with_node_endpoints(vec![NodeEndpoint::default()
+                .with_node_id(BrokerId(2))
+                .with_host(StrBytes::from_static_str("127.0.0.1"))
+                .with_port(9093)]);
+        }
+        r
     }
 
     #[test]
@@ -340,7 +363,7 @@ mod tests {
                 .map(|i| Bytes::from(vec![i as u8; 100 + i]))
                 .collect(),
         ];
-        for version in 4..=12 {
+        for version in 4..=17 {
             let mut splicer = RecordsSplicer::new();
             let placeholders: Vec<Option<Bytes>> = chunk_sets
                 .iter()

@@ -1,7 +1,8 @@
 //! No decode path sizes an allocation from a count or a length read off the wire.
 //!
 //! Forged frames: for every served API at every served version, the default request's body
-//! (and populated ones for Metadata, OffsetCommit, JoinGroup and Produce, so nested counts are
+//! (and populated ones for Metadata, OffsetCommit, JoinGroup, Produce, Fetch (by name, and by
+//! topic id from v13), ListOffsets, FindCoordinator and DescribeGroups, so nested counts are
 //! reached) with `i32::MAX` (a plain count or length), `i16::MAX` (a string length) or
 //! `u32::MAX` (a compact varint count or length) written over, or inserted at, every byte
 //! position. Each must decode to an error or a value. The sweep runs once in this process and
@@ -36,10 +37,63 @@ fn frame(kind: &RequestKind, key: ApiKey, version: i16) -> BytesMut {
     buf
 }
 
-fn populated(key: ApiKey) -> Option<RequestKind> {
+fn populated(key: ApiKey, version: i16) -> Option<RequestKind> {
     use kafka_protocol::messages::*;
     let s = |v: &str| StrBytes::from_string(v.to_string());
     Some(match key {
+        ApiKey::Fetch => {
+            // From v13 topics are named by id (KIP-516); v15 adds ReplicaState, v17 a
+            // replica directory id per partition.
+            let (fetched, forgotten) = if version >= 13 {
+                (
+                    fetch_request::FetchTopic::default().with_topic_id(uuid::Uuid::from_u128(9)),
+                    fetch_request::ForgottenTopic::default()
+                        .with_topic_id(uuid::Uuid::from_u128(8)),
+                )
+            } else {
+                (
+                    fetch_request::FetchTopic::default().with_topic(TopicName(s("t"))),
+                    fetch_request::ForgottenTopic::default().with_topic(TopicName(s("o"))),
+                )
+            };
+            let mut partition = fetch_request::FetchPartition::default().with_partition(1);
+            if version >= 17 {
+                partition = partition.with_replica_directory_id(uuid::Uuid::from_u128(5));
+            }
+            let mut r =
+                FetchRequest::default().with_topics(vec![fetched.with_partitions(vec![partition])]);
+            if version >= 7 {
+                r = r.with_forgotten_topics_data(vec![forgotten.with_partitions(vec![0, 1])]);
+            }
+            if version >= 15 {
+                r = r.with_replica_state(
+                    fetch_request::ReplicaState::default().with_replica_id(BrokerId(2)),
+                );
+            }
+            RequestKind::Fetch(r)
+        }
+        ApiKey::ListOffsets => {
+            let mut r = ListOffsetsRequest::default().with_topics(vec![
+                list_offsets_request::ListOffsetsTopic::default()
+                    .with_name(TopicName(s("t")))
+                    .with_partitions(vec![
+                        list_offsets_request::ListOffsetsPartition::default().with_timestamp(-4)
+                    ]),
+            ]);
+            if version >= 10 {
+                r = r.with_timeout_ms(1000);
+            }
+            RequestKind::ListOffsets(r)
+        }
+        ApiKey::FindCoordinator if version >= 4 => RequestKind::FindCoordinator(
+            FindCoordinatorRequest::default()
+                // v6 adds share groups' key type (KIP-932).
+                .with_key_type(if version >= 6 { 2 } else { 0 })
+                .with_coordinator_keys(vec![s("g"), s("h")]),
+        ),
+        ApiKey::DescribeGroups => RequestKind::DescribeGroups(
+            DescribeGroupsRequest::default().with_groups(vec![GroupId(s("g")), GroupId(s("h"))]),
+        ),
         ApiKey::AddPartitionsToTxn => RequestKind::AddPartitionsToTxn(
             AddPartitionsToTxnRequest::default()
                 .with_v3_and_below_transactional_id(TransactionalId(s("x")))
@@ -219,7 +273,7 @@ fn sweep() -> (usize, usize) {
         for version in low..=range.max {
             let kinds = [
                 Some(RequestKind::default_for(range.key)),
-                populated(range.key),
+                populated(range.key, version),
             ];
             for kind in kinds.iter().flatten() {
                 let base = frame(kind, range.key, version);

@@ -61,25 +61,51 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
             if v >= 9 {
                 p = p.with_current_leader_epoch(3);
             }
+            if v >= 12 {
+                p = p.with_last_fetched_epoch(2);
+            }
+            if v >= 17 {
+                p = p.with_replica_directory_id(uuid(5));
+            }
+            // From v13 topics are named by id (KIP-516).
+            let (fetched, forgotten) = if v >= 13 {
+                (
+                    fetch_request::FetchTopic::default().with_topic_id(uuid(9)),
+                    fetch_request::ForgottenTopic::default().with_topic_id(uuid(8)),
+                )
+            } else {
+                (
+                    fetch_request::FetchTopic::default().with_topic(topic("orders")),
+                    fetch_request::ForgottenTopic::default().with_topic(topic("old")),
+                )
+            };
             let mut r = FetchRequest::default()
-                .with_replica_id(BrokerId(-1))
                 .with_max_wait_ms(500)
                 .with_min_bytes(1)
                 .with_max_bytes(50 << 20)
                 .with_isolation_level(1)
-                .with_topics(vec![fetch_request::FetchTopic::default()
-                    .with_topic(topic("orders"))
-                    .with_partitions(vec![p])]);
+                .with_topics(vec![fetched.with_partitions(vec![p])]);
+            // v15 moves the replica id into ReplicaState (KIP-903).
+            if v >= 15 {
+                r = r.with_replica_state(
+                    fetch_request::ReplicaState::default()
+                        .with_replica_id(BrokerId(2))
+                        .with_replica_epoch(7),
+                );
+            } else {
+                r = r.with_replica_id(BrokerId(-1));
+            }
             if v >= 7 {
                 r = r
                     .with_session_id(0)
                     .with_session_epoch(-1)
-                    .with_forgotten_topics_data(vec![fetch_request::ForgottenTopic::default()
-                        .with_topic(topic("old"))
-                        .with_partitions(vec![4])]);
+                    .with_forgotten_topics_data(vec![forgotten.with_partitions(vec![4])]);
             }
             if v >= 11 {
                 r = r.with_rack_id(s("rack-a"));
+            }
+            if v >= 12 {
+                r = r.with_cluster_id(Some(s("cohort-cluster")));
             }
             RequestKind::Fetch(r)
         }
@@ -97,6 +123,9 @@ fn request_sample(key: ApiKey, v: i16) -> RequestKind {
                     .with_partitions(vec![p])]);
             if v >= 2 {
                 r = r.with_isolation_level(1);
+            }
+            if v >= 10 {
+                r = r.with_timeout_ms(15_000);
             }
             RequestKind::ListOffsets(r)
         }
@@ -226,13 +255,38 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
             if v >= 11 {
                 p = p.with_preferred_read_replica(BrokerId(-1));
             }
+            // From v16 a leadership error names the current leader (KIP-951).
+            let hinted = fetch_response::PartitionData::default()
+                .with_partition_index(2)
+                .with_error_code(6)
+                .with_high_watermark(-1)
+                .with_last_stable_offset(-1)
+                .with_log_start_offset(-1)
+                .with_current_leader(if v >= 16 {
+                    fetch_response::LeaderIdAndEpoch::default()
+                        .with_leader_id(BrokerId(3))
+                        .with_leader_epoch(0)
+                } else {
+                    fetch_response::LeaderIdAndEpoch::default()
+                })
+                .with_records(Some(Bytes::new()));
+            let t = if v >= 13 {
+                fetch_response::FetchableTopicResponse::default().with_topic_id(uuid(9))
+            } else {
+                fetch_response::FetchableTopicResponse::default().with_topic(topic("orders"))
+            };
             let mut r = FetchResponse::default()
                 .with_throttle_time_ms(0)
-                .with_responses(vec![fetch_response::FetchableTopicResponse::default()
-                    .with_topic(topic("orders"))
-                    .with_partitions(vec![p])]);
+                .with_responses(vec![t.with_partitions(vec![p, hinted])]);
             if v >= 7 {
                 r = r.with_error_code(0).with_session_id(0);
+            }
+            if v >= 16 {
+                r = r.with_node_endpoints(vec![fetch_response::NodeEndpoint::default()
+                    .with_node_id(BrokerId(3))
+                    .with_host(s("127.0.0.1"))
+                    .with_port(19094)
+                    .with_rack(Some(s("rack-c")))]);
             }
             ResponseKind::Fetch(r)
         }
@@ -293,6 +347,10 @@ fn response_sample(key: ApiKey, v: i16) -> ResponseKind {
             }
             if (8..=10).contains(&v) {
                 r = r.with_cluster_authorized_operations(0);
+            }
+            if v >= 13 {
+                // Any code: the codec must carry it (Cohort always answers 0).
+                r = r.with_error_code(129);
             }
             ResponseKind::Metadata(r)
         }
@@ -882,7 +940,18 @@ fn group_response_sample(key: ApiKey, v: i16) -> Option<ResponseKind> {
             if v >= 3 {
                 g = g.with_authorized_operations(328);
             }
-            let mut r = DescribeGroupsResponse::default().with_groups(vec![g]);
+            let mut groups = vec![g];
+            if v >= 6 {
+                groups.push(
+                    describe_groups_response::DescribedGroup::default()
+                        .with_error_code(69)
+                        .with_error_message(Some(s("Group audit not found.")))
+                        .with_group_id(GroupId(s("audit")))
+                        .with_group_state(s("Dead"))
+                        .with_authorized_operations(i32::MIN),
+                );
+            }
+            let mut r = DescribeGroupsResponse::default().with_groups(groups);
             if v >= 1 {
                 r = r.with_throttle_time_ms(0);
             }

@@ -1,4 +1,4 @@
-//! Fetch (1), v4–v12: whole batches below the high watermark, `max_bytes` and per-partition
+//! Fetch (1), v4–v17: whole batches below the high watermark, `max_bytes` and per-partition
 //! limits, OFFSET_OUT_OF_RANGE, high watermark, last stable offset and log start offset, and
 //! the long poll. `isolation_level = 1` (READ_COMMITTED) reads below the last stable offset
 //! and lists the aborted transactions overlapping what it read (decision 0128): the client
@@ -15,6 +15,15 @@
 //! Fetch sessions (KIP-227) are not kept: a request to open one gets session id 0, which
 //! clients take as "keep sending full fetches"; an incremental fetch gets
 //! FETCH_SESSION_ID_NOT_FOUND, after which clients start over with a full one.
+//!
+//! From v13 topics are named by id (KIP-516), in the request and the answer; an id no topic has
+//! is UNKNOWN_TOPIC_ID for each of its partitions. v14 only lets a broker answer
+//! OFFSET_MOVED_TO_TIERED_STORAGE (no tiered storage here, never answered). v15 moves the
+//! fetching replica's id into `replica_state` (KIP-903), read as the older field was. From v16
+//! (KIP-951) a partition answered NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH names its
+//! current leader and epoch, and the response lists that leader's endpoint, so the client
+//! goes there without a Metadata round trip. v17's replica directory id (KIP-853) is for
+//! replicating followers; Cohort has none and ignores it (decision 0161).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,13 +32,16 @@ use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
+use kafka_protocol::messages::fetch_request::FetchTopic;
 use kafka_protocol::messages::fetch_response::{
-    AbortedTransaction, FetchableTopicResponse, PartitionData,
+    AbortedTransaction, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
 };
 use kafka_protocol::messages::{BrokerId, FetchRequest, FetchResponse, ProducerId, TopicName};
+use kafka_protocol::protocol::StrBytes;
 use protocol::splice::RecordsSplicer;
 use protocol::ErrorCode;
 use tokio::sync::watch;
+use uuid::Uuid;
 
 use super::RequestContext;
 use crate::data::partition::LEADER_EPOCH;
@@ -41,6 +53,34 @@ use crate::errors::{to_kafka_error, BrokerError};
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
 /// Largest response, whatever `max_bytes` asks.
 pub const MAX_RESPONSE_BYTES: usize = 64 << 20;
+/// First version naming topics by id instead of by name (KIP-516).
+pub const TOPIC_IDS_MIN_VERSION: i16 = 13;
+/// First version carrying the fetching replica's id in `replica_state` (KIP-903).
+const REPLICA_STATE_MIN_VERSION: i16 = 15;
+/// First version whose leadership errors name the current leader and its endpoint (KIP-951).
+const LEADER_HINTS_MIN_VERSION: i16 = 16;
+
+/// The name of the topic a request entry asks for: its name below v13; from v13 the name of
+/// the topic with its id, `None` when no topic has it (UNKNOWN_TOPIC_ID).
+pub fn topic_name(ctx: &RequestContext, t: &FetchTopic) -> Option<String> {
+    if ctx.version < TOPIC_IDS_MIN_VERSION {
+        Some(t.topic.0.to_string())
+    } else {
+        ctx.broker
+            .catalog
+            .topic_by_id(t.topic_id)
+            .map(|spec| spec.name.clone())
+    }
+}
+
+/// The fetching replica's id, -1 for a consumer: `replica_state` from v15, `replica_id` before.
+pub fn replica_id(version: i16, r: &FetchRequest) -> i32 {
+    if version >= REPLICA_STATE_MIN_VERSION {
+        r.replica_state.replica_id.0
+    } else {
+        r.replica_id.0
+    }
+}
 
 struct Wanted {
     index: i32,
@@ -113,10 +153,21 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
     let deadline = tokio::time::Instant::now() + max_wait;
 
     let mut wanted = Vec::new();
-    let mut topic_order: Vec<(TopicName, usize)> = Vec::new();
+    let mut topic_order: Vec<AskedTopic> = Vec::new();
     for t in req.topics {
-        topic_order.push((t.topic.clone(), t.partitions.len()));
-        for p in t.partitions {
+        let name = topic_name(ctx, &t);
+        for p in &t.partitions {
+            let Some(name) = &name else {
+                tracing::debug!(topic_id = %t.topic_id, partition = p.partition,
+                    "fetch of an unknown topic id");
+                wanted.push(Wanted {
+                    index: p.partition,
+                    offset: p.fetch_offset,
+                    partition_max_bytes: 0,
+                    partition: Err(ErrorCode::UnknownTopicId),
+                });
+                continue;
+            };
             let partition = match ctx
                 .broker
                 .check_leader_epoch(p.current_leader_epoch, LEADER_EPOCH)
@@ -124,13 +175,13 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
                 Ok(()) => ctx
                     .broker
                     .data
-                    .partition(&t.topic.0, p.partition)
+                    .partition(name, p.partition)
                     .await
                     .map_err(BrokerError::from),
                 Err(e) => Err(e),
             }
             .map_err(|e| {
-                tracing::debug!(topic = %t.topic.0, partition = p.partition, error = %e,
+                tracing::debug!(topic = %name, partition = p.partition, error = %e,
                     "fetch refused");
                 to_kafka_error(&e)
             });
@@ -141,6 +192,12 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
                 partition,
             });
         }
+        topic_order.push(AskedTopic {
+            topic: t.topic,
+            topic_id: t.topic_id,
+            name,
+            count: t.partitions.len(),
+        });
     }
     let wanted = Arc::new(wanted);
     let mut shutdown = ctx.broker.shutdown.clone();
@@ -177,16 +234,26 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
 
     let mut outcomes = outcomes.into_iter();
     let mut splicer = RecordsSplicer::new();
+    let mut hints = LeaderHints::default();
     let mut responses = Vec::with_capacity(topic_order.len());
-    for (topic, count) in topic_order {
+    for asked in topic_order {
         let partitions = outcomes
             .by_ref()
-            .take(count)
-            .map(|o| partition_data(ctx, o, read_committed, &mut splicer))
+            .take(asked.count)
+            .map(|o| {
+                let d = partition_data(ctx, o, read_committed, &mut splicer);
+                if v >= LEADER_HINTS_MIN_VERSION {
+                    hints.add(ctx, asked.name.as_deref(), d)
+                } else {
+                    d
+                }
+            })
             .collect();
+        // Only one of name (below v13) and id (from v13) was decoded; the other is its default.
         responses.push(
             FetchableTopicResponse::default()
-                .with_topic(topic)
+                .with_topic(asked.topic)
+                .with_topic_id(asked.topic_id)
                 .with_partitions(partitions),
         );
     }
@@ -194,7 +261,74 @@ pub async fn handle(ctx: &RequestContext, req: FetchRequest) -> FetchAnswer {
     if v >= 7 {
         body = body.with_error_code(0).with_session_id(0);
     }
+    if v >= LEADER_HINTS_MIN_VERSION {
+        body = body.with_node_endpoints(hints.endpoints);
+    }
     FetchAnswer { body, splicer }
+}
+
+/// One topic of the request, in request order.
+struct AskedTopic {
+    /// As asked (below v13).
+    topic: TopicName,
+    /// As asked (from v13).
+    topic_id: Uuid,
+    /// The topic's name, `None` for an unknown id.
+    name: Option<String>,
+    /// How many partitions were asked for.
+    count: usize,
+}
+
+/// KIP-951's hints: the current leader of each partition answered NOT_LEADER_OR_FOLLOWER or
+/// FENCED_LEADER_EPOCH, and the endpoints of those leaders (each once).
+#[derive(Default)]
+struct LeaderHints {
+    endpoints: Vec<NodeEndpoint>,
+}
+
+impl LeaderHints {
+    /// `d` with its current leader set if its error calls for one (the leader as Metadata
+    /// names it: -1 and epoch -1 when the topic or partition is gone or the leader is down).
+    fn add(
+        &mut self,
+        ctx: &RequestContext,
+        topic: Option<&str>,
+        d: PartitionData,
+    ) -> PartitionData {
+        let leadership_error = [ErrorCode::NotLeaderOrFollower, ErrorCode::FencedLeaderEpoch]
+            .iter()
+            .any(|c| c.code() == d.error_code);
+        if !leadership_error {
+            return d;
+        }
+        let leader = topic
+            .and_then(|t| ctx.broker.catalog.topic(t))
+            .and_then(|spec| spec.partition(d.partition_index).map(|a| a.leader()))
+            .filter(|leader| ctx.broker.node_ids().contains(leader));
+        let Some(leader) = leader else {
+            return d.with_current_leader(
+                LeaderIdAndEpoch::default()
+                    .with_leader_id(BrokerId(-1))
+                    .with_leader_epoch(-1),
+            );
+        };
+        if !self.endpoints.iter().any(|e| e.node_id.0 == leader) {
+            if let Some(b) = ctx.brokers().into_iter().find(|b| b.node_id.0 == leader) {
+                self.endpoints.push(
+                    NodeEndpoint::default()
+                        .with_node_id(b.node_id)
+                        .with_host(StrBytes::from_string(b.host))
+                        .with_port(b.port)
+                        .with_rack(b.rack.map(StrBytes::from_string)),
+                );
+            }
+        }
+        d.with_current_leader(
+            LeaderIdAndEpoch::default()
+                .with_leader_id(BrokerId(leader))
+                .with_leader_epoch(LEADER_EPOCH),
+        )
+    }
 }
 
 /// Reads every partition in one blocking task, sharing the response budget.
@@ -354,6 +488,28 @@ mod tests {
             )
     }
 
+    /// `request` as a client at `v` sends it: from v13 by topic id (an unknown name as an id
+    /// no topic has).
+    fn request_at(
+        b: &crate::broker::Broker,
+        v: i16,
+        topics: &[(&str, i32, i64)],
+        max_bytes: i32,
+        partition_max: i32,
+    ) -> FetchRequest {
+        let mut r = request(topics, max_bytes, partition_max);
+        if v >= TOPIC_IDS_MIN_VERSION {
+            for t in &mut r.topics {
+                t.topic_id = b
+                    .catalog
+                    .topic(&t.topic.0)
+                    .map_or(Uuid::from_u128(0xdead), |spec| spec.id);
+                t.topic = TopicName::default();
+            }
+        }
+        r
+    }
+
     /// A spliced frame as the bytes a client receives.
     fn frame_bytes(frame: protocol::splice::SplicedFrame<FetchRecords>) -> Bytes {
         let mut out = bytes::BytesMut::new();
@@ -393,11 +549,17 @@ mod tests {
     #[tokio::test]
     async fn every_version_answers_and_encodes() {
         let (_dir, b) = setup().await;
-        for v in 4..=12 {
+        for v in 4..=17 {
             let c = ctx(&b, ApiKey::Fetch, v);
             let answer = handle(
                 &c,
-                request(&[("a", 0, 0), ("zz", 0, 0), ("a", 0, 99)], 1 << 20, 1 << 20),
+                request_at(
+                    &b,
+                    v,
+                    &[("a", 0, 0), ("zz", 0, 0), ("a", 0, 99)],
+                    1 << 20,
+                    1 << 20,
+                ),
             )
             .await;
             let copy = FetchAnswer {
@@ -426,7 +588,17 @@ mod tests {
                 .iter()
                 .map(|t| t.partitions[0].error_code)
                 .collect();
-            assert_eq!(codes, vec![0, 3, 1], "v{v}");
+            // An unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
+            let unknown = if v >= 13 { 100 } else { 3 };
+            assert_eq!(codes, vec![0, unknown, 1], "v{v}");
+            if v >= 13 {
+                let id = b.catalog.topic("a").unwrap().id;
+                assert_eq!(resp.responses[0].topic_id, id, "v{v}: answered by id");
+                assert_eq!(resp.responses[1].topic_id, Uuid::from_u128(0xdead));
+                assert!(resp.node_endpoints.is_empty(), "v{v}: no leadership error");
+            } else {
+                assert_eq!(resp.responses[0].topic.0.as_str(), "a", "v{v}");
+            }
             let a = &resp.responses[0].partitions[0];
             assert_eq!(a.high_watermark, 12, "v{v}");
             assert_eq!(
@@ -436,6 +608,56 @@ mod tests {
             );
             assert_encodes(&c, &ResponseKind::Fetch(resp));
         }
+    }
+
+    #[tokio::test]
+    async fn a_fenced_epoch_names_the_current_leader_and_its_endpoint_from_v16() {
+        let (_dir, b) = setup().await;
+        let fenced = |v: i16, epoch: i32| {
+            let mut r = request_at(&b, v, &[("a", 0, 0), ("b", 0, 0)], 1 << 20, 1 << 20);
+            r.topics[0].partitions[0].current_leader_epoch = epoch;
+            r
+        };
+        let c = ctx(&b, ApiKey::Fetch, 16);
+        let resp = handle(&c, fenced(16, -2)).await.materialized().unwrap();
+        let a = &resp.responses[0].partitions[0];
+        assert_eq!(a.error_code, 74, "FENCED_LEADER_EPOCH");
+        assert_eq!(
+            (a.current_leader.leader_id, a.current_leader.leader_epoch),
+            (BrokerId(1), LEADER_EPOCH)
+        );
+        let listener = &c.listener;
+        assert_eq!(resp.node_endpoints.len(), 1);
+        let e = &resp.node_endpoints[0];
+        assert_eq!(
+            (e.node_id, e.host.as_str(), e.port),
+            (BrokerId(1), listener.host.as_str(), listener.port)
+        );
+        // The partition served normally carries no hint.
+        let other = &resp.responses[1].partitions[0];
+        assert_eq!(other.error_code, 0);
+        assert_eq!(other.current_leader, LeaderIdAndEpoch::default());
+        assert_encodes(&c, &ResponseKind::Fetch(resp));
+        // An epoch from the future is no leadership change: no hint.
+        let resp = handle(&c, fenced(16, 5)).await.body;
+        assert_eq!(
+            resp.responses[0].partitions[0].error_code, 75,
+            "UNKNOWN_LEADER_EPOCH"
+        );
+        assert_eq!(
+            resp.responses[0].partitions[0].current_leader,
+            LeaderIdAndEpoch::default()
+        );
+        assert!(resp.node_endpoints.is_empty());
+        // Below v16 the same error carries no hint.
+        let c15 = ctx(&b, ApiKey::Fetch, 15);
+        let resp = handle(&c15, fenced(15, -2)).await.body;
+        assert_eq!(resp.responses[0].partitions[0].error_code, 74);
+        assert_eq!(
+            resp.responses[0].partitions[0].current_leader,
+            LeaderIdAndEpoch::default()
+        );
+        assert!(resp.node_endpoints.is_empty());
     }
 
     #[tokio::test]

@@ -1,6 +1,11 @@
-//! FindCoordinator (10), v0–v4 (batched keys from v4): the Raft leader coordinates every
+//! FindCoordinator (10), v0–v6 (batched keys from v4): the Raft leader coordinates every
 //! group and, while `protocol::TRANSACTIONS_SERVED` holds, every transactional id (decision
 //! 0119), so every key is answered with the leader's Kafka endpoint.
+//!
+//! v5 only tells the broker the client understands TRANSACTION_ABORTABLE (KIP-890), which
+//! Kafka's FindCoordinator never answers and neither does Cohort. v6 adds the share-group key
+//! type (2, KIP-932): Cohort has no share coordinator and answers it INVALID_REQUEST, as Kafka
+//! does without one and at any version below 6 (decision 0161).
 
 use kafka_protocol::messages::find_coordinator_response::Coordinator;
 use kafka_protocol::messages::{BrokerId, FindCoordinatorRequest, FindCoordinatorResponse};

@@ -1,8 +1,10 @@
-//! InitProducerId (22), v0–v4: a fresh producer id at epoch 0 for an idempotent producer, and
+//! InitProducerId (22), v0–v5: a fresh producer id at epoch 0 for an idempotent producer, and
 //! for a transactional id the transaction coordinator's answer (decision 0119): a bumped epoch
 //! (KIP-360 when the producer names its id and epoch, v3+), the previous epoch's open
 //! transaction aborted (CONCURRENT_TRANSACTIONS until it completes), PRODUCER_FENCED to a
-//! zombie (INVALID_PRODUCER_EPOCH below v4, as KafkaApis converts).
+//! zombie (INVALID_PRODUCER_EPOCH below v4, as KafkaApis converts). v5 only says the client
+//! understands TRANSACTION_ABORTABLE (KIP-890), an error Cohort's transaction coordinator
+//! never answers, so nothing converts it for older versions (decision 0161).
 //!
 //! An idempotent producer's answer ignores any producer id and epoch it sends (KIP-360's
 //! epoch bump applies to transactional ids only). Transactional ids are served only while
@@ -125,7 +127,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
         let mut seen = Vec::new();
-        for v in 0..=4 {
+        for v in 0..=5 {
             let c = ctx(&b, ApiKey::InitProducerId, v);
             let req = InitProducerIdRequest::default().with_transactional_id(None);
             let resp = handle(&c, req).await;

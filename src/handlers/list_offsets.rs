@@ -1,10 +1,17 @@
-//! ListOffsets (2), v1–v7: earliest (-2), latest (-1), max timestamp (-3, v7) and by
-//! timestamp through the time index, answering the *record's* offset inside a batch (the
-//! batch is looked into, decompressed if needed). The leader epoch answered (v4+) is the one
-//! the offset was written in, from the partition's epoch cache (latest: the current epoch),
-//! as Kafka's `UnifiedLog.fetchOffsetByTimestamp` answers it. With `isolation_level = 1`
+//! ListOffsets (2), v1–v10: earliest (-2), latest (-1), max timestamp (-3, v7+), earliest
+//! local (-4, v8+) and latest tiered (-5, v9+), and by timestamp through the time index,
+//! answering the *record's* offset inside a batch (the batch is looked into, decompressed if
+//! needed). The leader epoch answered (v4+) is the one the offset was written in, from the
+//! partition's epoch cache (latest: the current epoch), as Kafka's
+//! `UnifiedLog.fetchOffsetByTimestamp` answers it. With `isolation_level = 1`
 //! (READ_COMMITTED) the latest offset is the last stable offset and a timestamp lookup finds
 //! only offsets below it (Kafka's `lastFetchableOffset`).
+//!
+//! Cohort has no tiered storage, and Kafka without it answers -4 like -2 (the whole log is
+//! local) and -5 with offset -1, leader epoch -1 (nothing was tiered). A special timestamp
+//! below the version that introduced it, or a negative one Kafka does not define, is
+//! UNSUPPORTED_VERSION, as Kafka's `ReplicaManager` refuses it. v10's `timeout_ms` bounds
+//! Kafka's wait for remote storage and has nothing to bound here (decision 0161).
 
 use std::collections::HashMap;
 
@@ -21,6 +28,20 @@ use crate::errors::{to_kafka_error, BrokerError};
 const EARLIEST: i64 = -2;
 const LATEST: i64 = -1;
 const MAX_TIMESTAMP: i64 = -3;
+const EARLIEST_LOCAL: i64 = -4;
+const LATEST_TIERED: i64 = -5;
+
+/// The first version that accepts a special (negative) timestamp; `None` for a negative
+/// timestamp Kafka does not define.
+fn special_timestamp_min_version(timestamp: i64) -> Option<i16> {
+    match timestamp {
+        LATEST | EARLIEST => Some(1),
+        MAX_TIMESTAMP => Some(7),
+        EARLIEST_LOCAL => Some(8),
+        LATEST_TIERED => Some(9),
+        _ => None,
+    }
+}
 
 /// Answers each partition with the offset (and timestamp) asked for.
 pub async fn handle(ctx: &RequestContext, req: ListOffsetsRequest) -> ListOffsetsResponse {
@@ -94,19 +115,32 @@ async fn lookup(
     timestamp: i64,
     read_committed: bool,
 ) -> Result<(i64, i64, Option<i32>), BrokerError> {
-    if timestamp == MAX_TIMESTAMP && ctx.version < 7 {
-        return Err(BrokerError::Unsupported(
-            "max timestamp lookups need ListOffsets v7".into(),
-        ));
+    if timestamp < 0 {
+        match special_timestamp_min_version(timestamp) {
+            Some(min) if ctx.version >= min => {}
+            Some(min) => {
+                return Err(BrokerError::Unsupported(format!(
+                    "timestamp {timestamp} needs ListOffsets v{min}"
+                )))
+            }
+            None => {
+                return Err(BrokerError::Unsupported(format!(
+                    "timestamp {timestamp} is not a timestamp Kafka defines"
+                )))
+            }
+        }
     }
     let partition = ctx.broker.data.partition(topic, index).await?;
     ctx.broker
         .check_leader_epoch(leader_epoch, partition.leader_epoch())?;
     match timestamp {
-        EARLIEST => {
+        // Without tiered storage the local log is the whole log.
+        EARLIEST | EARLIEST_LOCAL => {
             let start = partition.log_start_offset();
             Ok((start, -1, partition.epoch_for_offset(start)))
         }
+        // Nothing is ever tiered: Kafka's answer for a log without remote storage.
+        LATEST_TIERED => Ok((-1, -1, Some(-1))),
         LATEST => Ok((
             if read_committed {
                 partition.last_stable_offset()
@@ -185,7 +219,7 @@ mod tests {
             p.append(bytes::BytesMut::from(&records[..]), header, 0)
                 .unwrap();
         }
-        for v in 1..=7 {
+        for v in 1..=10 {
             let c = ctx(&b, ApiKey::ListOffsets, v);
             let mut got = Vec::new();
             for (p, ts) in [(0, -2), (0, -1), (0, 1002), (0, 5000), (1, -1), (9, -1)] {
@@ -221,5 +255,51 @@ mod tests {
         );
         let dup = handle(&c, request(&[(0, -1), (0, -2)])).await;
         assert!(dup.topics[0].partitions.iter().all(|p| p.error_code == 42));
+    }
+
+    /// (error code, offset, timestamp, leader epoch) of one lookup at `version`.
+    async fn one(
+        b: &std::sync::Arc<crate::broker::Broker>,
+        version: i16,
+        timestamp: i64,
+    ) -> (i16, i64, i64, i32) {
+        let c = ctx(b, ApiKey::ListOffsets, version);
+        let resp = handle(&c, request(&[(0, timestamp)])).await;
+        let r = &resp.topics[0].partitions[0];
+        (r.error_code, r.offset, r.timestamp, r.leader_epoch)
+    }
+
+    #[tokio::test]
+    async fn special_timestamps_follow_their_versions_and_kafka_without_tiered_storage() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = broker(dir.path(), &[]);
+        let new = NewTopic {
+            name: "t".into(),
+            num_partitions: 1,
+            replication_factor: 1,
+            ..NewTopic::default()
+        };
+        b.create_topic(&new, false).await.unwrap();
+        let p = b.data.partition("t", 0).await.unwrap();
+        let records = plain_batch(4);
+        let header = protocol::batch::validate_produced(&records).unwrap();
+        p.append(bytes::BytesMut::from(&records[..]), header, 0)
+            .unwrap();
+        p.delete_records_before(2).unwrap();
+        let epoch = p.epoch_for_offset(2).unwrap_or(-1);
+
+        // Earliest local is the log start (the whole log is local), from v8.
+        assert_eq!(one(&b, 8, -4).await, (0, 2, -1, epoch));
+        assert_eq!(one(&b, 10, -4).await, one(&b, 10, -2).await);
+        assert_eq!(one(&b, 7, -4).await, (35, -1, -1, -1));
+        // Latest tiered: nothing tiered, offset and epoch -1, from v9.
+        assert_eq!(one(&b, 9, -5).await, (0, -1, -1, -1));
+        assert_eq!(one(&b, 10, -5).await, (0, -1, -1, -1));
+        assert_eq!(one(&b, 8, -5).await, (35, -1, -1, -1));
+        // Max timestamp from v7; a negative timestamp Kafka does not define, never.
+        assert_eq!(one(&b, 6, -3).await, (35, -1, -1, -1));
+        assert_eq!(one(&b, 9, -3).await.0, 0);
+        assert_eq!(one(&b, 10, -6).await, (35, -1, -1, -1));
+        assert_eq!(one(&b, 10, -1000).await, (35, -1, -1, -1));
     }
 }

@@ -189,8 +189,20 @@ pub fn fetch_all(c: &mut RawClient, group: &str) -> Vec<(String, i32, i64)> {
 }
 
 pub fn describe(c: &mut RawClient, group: &str) -> describe_groups_response::DescribedGroup {
+    describe_at(c, group, 5)
+}
+
+pub fn describe_at(
+    c: &mut RawClient,
+    group: &str,
+    version: i16,
+) -> describe_groups_response::DescribedGroup {
     let req = DescribeGroupsRequest::default().with_groups(vec![GroupId(s(group))]);
-    match c.call(ApiKey::DescribeGroups, 5, RequestKind::DescribeGroups(req)) {
+    match c.call(
+        ApiKey::DescribeGroups,
+        version,
+        RequestKind::DescribeGroups(req),
+    ) {
         ResponseKind::DescribeGroups(mut r) => r.groups.remove(0),
         other => panic!("{other:?}"),
     }

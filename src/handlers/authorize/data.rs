@@ -66,14 +66,32 @@ pub(super) fn produce(
 
 pub(super) fn fetch(g: &Gate<'_>, mut r: FetchRequest) -> Gated {
     let topics = std::mem::take(&mut r.topics);
-    let (ok, refused) = if r.replica_id.0 >= 0 {
+    let (ok, refused) = if crate::handlers::fetch::replica_id(g.ctx.version, &r) >= 0 {
         if g.allows(Part::Replica, "") {
             (topics, Vec::new())
         } else {
             (Vec::new(), topics)
         }
     } else {
-        g.split(Part::Topics, topics, |t| t.topic.0.as_str())
+        // From v13 topics come by id: an id no topic has goes on to the handler, which answers
+        // UNKNOWN_TOPIC_ID whatever the ACLs say, as Kafka does.
+        let named: Vec<(Option<String>, fetch_request::FetchTopic)> = topics
+            .into_iter()
+            .map(|t| (crate::handlers::fetch::topic_name(g.ctx, &t), t))
+            .collect();
+        let (ok, refused) = g.split(Part::Topics, named, |(name, _)| {
+            name.as_deref().unwrap_or_default()
+        });
+        let mut ok: Vec<_> = ok.into_iter().map(|(_, t)| t).collect();
+        let mut denied = Vec::new();
+        for (name, t) in refused {
+            if name.is_none() {
+                ok.push(t);
+            } else {
+                denied.push(t);
+            }
+        }
+        (ok, denied)
     };
     if refused.is_empty() {
         r.topics = ok;
@@ -98,9 +116,11 @@ pub(super) fn fetch(g: &Gate<'_>, mut r: FetchRequest) -> Gated {
                     d
                 })
                 .collect();
+            // Only one of name (below v13) and id (from v13) was decoded.
             resp.responses.push(
                 fetch_response::FetchableTopicResponse::default()
                     .with_topic(t.topic)
+                    .with_topic_id(t.topic_id)
                     .with_partitions(partitions),
             );
         }
