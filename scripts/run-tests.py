@@ -57,6 +57,7 @@ ALONE = (
     "tests/process_cluster.rs",
     "tests/crash.rs",
     "tests/simulation.rs",
+    "tests/reauth.rs",  # KIP-368 session lifetimes of 2 s, checked with sleeps
 )
 
 

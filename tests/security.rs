@@ -12,10 +12,11 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::certs::Certs;
 use common::raw::RawClient;
 use common::Cohort;
 use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
@@ -28,105 +29,6 @@ use kafka_protocol::protocol::StrBytes;
 const SCRAM_256: (&str, &str) = ("alice", "alice-secret");
 const SCRAM_512: (&str, &str) = ("bob", "bob-secret");
 const PLAIN: (&str, &str) = ("carol", "carol-secret");
-
-/// A throwaway CA, a server certificate for 127.0.0.1 and a client certificate
-/// (`O=Acme, OU=eng, CN=app`), all P-256.
-struct Certs {
-    ca: PathBuf,
-    server_cert: PathBuf,
-    server_key: PathBuf,
-    client_cert: PathBuf,
-    client_key: PathBuf,
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    common::run_ok(
-        Command::new("openssl").current_dir(dir).args(args),
-        Duration::from_secs(60),
-    );
-}
-
-impl Certs {
-    fn make(dir: &Path) -> Certs {
-        let ec = [
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-nodes",
-        ];
-        let mut ca = vec!["req", "-x509"];
-        ca.extend(ec);
-        ca.extend([
-            "-keyout",
-            "ca.key",
-            "-out",
-            "ca.pem",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=Cohort Test CA",
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ]);
-        openssl(dir, &ca);
-        for (name, subject, ext) in [
-            (
-                "server",
-                "/CN=localhost",
-                "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
-            ),
-            (
-                "client",
-                "/O=Acme/OU=eng/CN=app",
-                "extendedKeyUsage=clientAuth\n",
-            ),
-        ] {
-            let key = format!("{name}.key");
-            let csr = format!("{name}.csr");
-            let pem = format!("{name}.pem");
-            let extfile = format!("{name}.ext");
-            std::fs::write(
-                dir.join(&extfile),
-                format!("basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\n{ext}"),
-            )
-            .unwrap();
-            let mut req = vec!["req"];
-            req.extend(ec);
-            req.extend(["-keyout", &key, "-out", &csr, "-subj", subject]);
-            openssl(dir, &req);
-            openssl(
-                dir,
-                &[
-                    "x509",
-                    "-req",
-                    "-in",
-                    &csr,
-                    "-CA",
-                    "ca.pem",
-                    "-CAkey",
-                    "ca.key",
-                    "-CAcreateserial",
-                    "-out",
-                    &pem,
-                    "-days",
-                    "2",
-                    "-extfile",
-                    &extfile,
-                ],
-            );
-        }
-        Certs {
-            ca: dir.join("ca.pem"),
-            server_cert: dir.join("server.pem"),
-            server_key: dir.join("server.key"),
-            client_cert: dir.join("client.pem"),
-            client_key: dir.join("client.key"),
-        }
-    }
-}
 
 /// A broker with one listener of each protocol, SCRAM users alice (SHA-256) and bob
 /// (SHA-512), PLAIN user carol, client certificates required on SSL.

@@ -68,7 +68,7 @@ pub(crate) trait GroupRequest {
     ) -> Vec<(String, GroupOutcome<Self::Output>)>;
 }
 
-/// A Kafka admin client over plain TCP.
+/// A Kafka admin client.
 #[derive(Debug)]
 pub struct Admin {
     config: ClientConfig,
@@ -148,8 +148,13 @@ impl Admin {
             self.connections.remove(addr);
         }
         if !self.connections.contains_key(addr) {
-            let conn =
-                Connection::open(addr, &self.config.client_id, self.config.request_timeout).await?;
+            let conn = Connection::open_with(
+                addr,
+                &self.config.client_id,
+                self.config.request_timeout,
+                &self.config.security,
+            )
+            .await?;
             self.connections.insert(addr.to_string(), conn);
         }
         self.connections

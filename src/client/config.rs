@@ -1,10 +1,12 @@
-//! Client settings: the bootstrap list from `--bootstrap-server` and the few client properties
-//! Cohort's tools honour from a `--command-config` file (Java `.properties` syntax). Keys the
-//! client does not use are reported once and otherwise ignored, as Kafka's clients do.
+//! Client settings: the bootstrap list from `--bootstrap-server` and the client properties
+//! Cohort's tools honour from a `--command-config` file (Java `.properties` syntax), security
+//! ones included (`auth`). Keys the client does not use are reported once and otherwise
+//! ignored, as Kafka's clients do.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::auth::ClientSecurity;
 use super::error::{ClientError, ClientResult};
 
 /// Longest properties file we read; anything bigger is not a client config.
@@ -20,11 +22,10 @@ const KNOWN_KEYS: &[&str] = &[
     "default.api.timeout.ms",
     "retry.backoff.ms",
     "retry.backoff.max.ms",
-    "security.protocol",
 ];
 
 /// Settings of one client.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// `host:port` addresses to bootstrap from, in the order given.
     pub bootstrap_servers: Vec<String>,
@@ -38,6 +39,8 @@ pub struct ClientConfig {
     pub retry_backoff: Duration,
     /// Longest pause between retries.
     pub retry_backoff_max: Duration,
+    /// `security.protocol` and the SASL and TLS settings it needs.
+    pub security: ClientSecurity,
 }
 
 impl ClientConfig {
@@ -50,6 +53,7 @@ impl ClientConfig {
             api_timeout: Duration::from_millis(60_000),
             retry_backoff: Duration::from_millis(100),
             retry_backoff_max: Duration::from_millis(1_000),
+            security: ClientSecurity::default(),
         })
     }
 
@@ -81,27 +85,25 @@ impl ClientConfig {
         &mut self,
         props: &BTreeMap<String, String>,
     ) -> ClientResult<Vec<String>> {
+        let security = ClientSecurity::from_properties(props)?;
         let mut unused = Vec::new();
         for (key, value) in props {
+            if security.uses(key) {
+                continue;
+            }
             match key.as_str() {
                 "client.id" => self.client_id = value.clone(),
                 "request.timeout.ms" => self.request_timeout = parse_ms(key, value)?,
                 "default.api.timeout.ms" => self.api_timeout = parse_ms(key, value)?,
                 "retry.backoff.ms" => self.retry_backoff = parse_ms(key, value)?,
                 "retry.backoff.max.ms" => self.retry_backoff_max = parse_ms(key, value)?,
-                "security.protocol" => {
-                    if !value.eq_ignore_ascii_case("PLAINTEXT") {
-                        return Err(ClientError::Config(format!(
-                            "security.protocol={value} is not supported; only PLAINTEXT is"
-                        )));
-                    }
-                }
                 // The command line's --bootstrap-server wins, as in Kafka's tools.
                 "bootstrap.servers" => {}
                 _ => unused.push(key.clone()),
             }
         }
         debug_assert!(unused.iter().all(|k| !KNOWN_KEYS.contains(&k.as_str())));
+        self.security = security;
         Ok(unused)
     }
 }
@@ -321,6 +323,17 @@ mod tests {
             unused,
             vec!["foo".to_string(), "sasl.mechanism".to_string()]
         );
+        let props = parse_properties(
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config=\
+             org.apache.kafka.common.security.plain.PlainLoginModule required username=u \
+             password=p;\nssl.truststore.type=PEM\n",
+        );
+        let unused = c.apply_properties(&props).unwrap();
+        assert_eq!(unused, vec!["ssl.truststore.type".to_string()]);
+        assert_eq!(
+            c.security.sasl.as_ref().map(|l| l.username.as_str()),
+            Some("u")
+        );
     }
 
     #[test]
@@ -328,7 +341,9 @@ mod tests {
         let mut c = ClientConfig::new("h:1").unwrap();
         let props = parse_properties("request.timeout.ms=soon\n");
         assert!(c.apply_properties(&props).is_err());
-        let props = parse_properties("security.protocol=SSL\n");
+        let props = parse_properties("security.protocol=SASL_SSL\n");
+        assert!(c.apply_properties(&props).is_err());
+        let props = parse_properties("security.protocol=TLS\n");
         assert!(c.apply_properties(&props).is_err());
     }
 }

@@ -18,7 +18,10 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Request, Str
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use super::auth::tls::TlsClient;
+use super::auth::ClientSecurity;
 use super::error::{ClientError, ClientResult, UNSUPPORTED_VERSION};
+use super::transport::{tls_failure, Stream};
 use super::versions::{self, BrokerVersions};
 
 /// Largest response we accept. A metadata response for tens of thousands of partitions fits.
@@ -29,7 +32,7 @@ pub const RESPONSE_BYTES_MAX: usize = 64 * 1024 * 1024;
 pub struct Connection {
     /// `host:port` we dialled; used in errors.
     addr: String,
-    stream: TcpStream,
+    stream: Stream,
     client_id: StrBytes,
     /// Correlation id of the next request; responses must echo it.
     next_correlation_id: i32,
@@ -44,24 +47,50 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Dials `addr` and negotiates API versions.
+    /// Dials `addr` over PLAINTEXT and negotiates API versions.
     pub async fn open(
         addr: &str,
         client_id: &str,
         request_timeout: Duration,
     ) -> ClientResult<Connection> {
-        let stream = tokio::time::timeout(request_timeout, TcpStream::connect(addr))
+        Self::open_with(addr, client_id, request_timeout, &ClientSecurity::default()).await
+    }
+
+    /// Dials `addr`, runs the TLS handshake if `security` asks for one, negotiates API
+    /// versions, then authenticates with SASL if `security` asks for it.
+    pub async fn open_with(
+        addr: &str,
+        client_id: &str,
+        request_timeout: Duration,
+        security: &ClientSecurity,
+    ) -> ClientResult<Connection> {
+        let timed_out = |what: &str| ClientError::Io {
+            addr: addr.to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{what} timed out")),
+        };
+        let tcp = tokio::time::timeout(request_timeout, TcpStream::connect(addr))
             .await
-            .map_err(|_| ClientError::Io {
-                addr: addr.to_string(),
-                source: std::io::Error::new(std::io::ErrorKind::TimedOut, "connect timed out"),
-            })?
+            .map_err(|_| timed_out("connect"))?
             .map_err(|source| ClientError::Io {
                 addr: addr.to_string(),
                 source,
             })?;
         // Requests are small and latency-bound; Nagle would only add delay.
-        let _ = stream.set_nodelay(true);
+        let _ = tcp.set_nodelay(true);
+        let stream = match &security.tls {
+            None => Stream::Plain(tcp),
+            Some(tls) => {
+                let name = TlsClient::server_name(addr)?;
+                let tls = tokio::time::timeout(request_timeout, tls.connector().connect(name, tcp))
+                    .await
+                    .map_err(|_| timed_out("TLS handshake"))?
+                    .map_err(|e| ClientError::SslHandshake {
+                        addr: addr.to_string(),
+                        detail: tls_failure(&e).unwrap_or_else(|| e.to_string()),
+                    })?;
+                Stream::Tls(Box::new(tls))
+            }
+        };
         let mut conn = Connection {
             addr: addr.to_string(),
             stream,
@@ -72,6 +101,9 @@ impl Connection {
             in_flight: false,
         };
         conn.negotiate().await?;
+        if let Some(login) = &security.sasl {
+            super::auth::sasl::authenticate(&mut conn, login).await?;
+        }
         Ok(conn)
     }
 
@@ -222,11 +254,20 @@ impl Connection {
 
     async fn write_then_read(&mut self, frame: &[u8]) -> ClientResult<Bytes> {
         let addr = self.addr.clone();
-        let io = |source| ClientError::Io {
-            addr: addr.clone(),
-            source,
+        // TLS refusing us (an alert after the handshake, as TLS 1.3 sends a missing client
+        // certificate's) is no network blip: it is reported as the handshake failure it is.
+        let io = |source: std::io::Error| match tls_failure(&source) {
+            Some(detail) => ClientError::SslHandshake {
+                addr: addr.clone(),
+                detail,
+            },
+            None => ClientError::Io {
+                addr: addr.clone(),
+                source,
+            },
         };
         self.stream.write_all(frame).await.map_err(io)?;
+        self.stream.flush().await.map_err(io)?;
         let size = self.stream.read_i32().await.map_err(io)?;
         let size = usize::try_from(size)
             .ok()

@@ -129,6 +129,18 @@ pub enum ClientError {
     /// The broker answered with an error code.
     #[error("{0}")]
     Kafka(KafkaError),
+    /// The TLS handshake failed: an untrusted or misnamed server certificate, or the broker
+    /// refused ours.
+    #[error("SSL handshake with {addr} failed: {detail}")]
+    SslHandshake {
+        /// The broker address.
+        addr: String,
+        /// What TLS said.
+        detail: String,
+    },
+    /// The SASL exchange failed on our side (the broker's own refusals are `Kafka` errors).
+    #[error("{0}")]
+    Sasl(String),
     /// DescribeGroups returned a group whose protocol type is not `consumer`.
     #[error("GroupId {group} is not a consumer group ({protocol_type}).")]
     NotConsumerGroup {
@@ -163,6 +175,13 @@ impl ClientError {
             }
             ClientError::Config(detail) => {
                 format!("org.apache.kafka.common.config.ConfigException: {detail}")
+            }
+            ClientError::SslHandshake { .. } => {
+                "org.apache.kafka.common.errors.SslAuthenticationException: SSL handshake failed"
+                    .to_string()
+            }
+            ClientError::Sasl(detail) => {
+                format!("org.apache.kafka.common.errors.SaslAuthenticationException: {detail}")
             }
             ClientError::Io { addr, source } => format!(
                 "org.apache.kafka.common.errors.NetworkException: Connection to {addr} failed: {source}"

@@ -1,5 +1,6 @@
 //! A small async Kafka client: the Admin operations Cohort's operator tools need
-//! (`cohort groups`, `cohort topics`), spoken over plain TCP with `kafka-protocol`. It is a pure
+//! (`cohort groups`, `cohort topics`, ...), spoken with `kafka-protocol` over TCP, TLS and SASL
+//! as `--command-config`'s security properties say (`auth`). It is a pure
 //! Kafka client: nothing in it knows Cohort, so it works against Apache Kafka as well.
 //!
 //! ```text
@@ -9,6 +10,7 @@
 
 pub mod acls;
 pub mod admin;
+pub mod auth;
 pub mod config;
 pub mod configs;
 pub mod connection;
@@ -21,6 +23,7 @@ pub mod partitions;
 pub mod record_times;
 pub mod topics;
 pub mod transactions;
+pub mod transport;
 pub mod types;
 pub mod users;
 pub mod versions;

@@ -48,6 +48,9 @@ pub fn ours(key: ApiKey) -> Option<(i16, i16)> {
         ApiKey::ListTransactions => (0, 1),
         ApiKey::DescribeProducers => (0, 0),
         ApiKey::WriteTxnMarkers => (1, 1),
+        // A SASL connection's first requests (KIP-152: v1 handshakes, then SaslAuthenticate).
+        ApiKey::SaslHandshake => (1, 1),
+        ApiKey::SaslAuthenticate => (0, 2),
         _ => return None,
     })
 }

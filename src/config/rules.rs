@@ -301,6 +301,11 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
             |a: &ServeArgs| a.security.connection_failed_authentication_delay_ms,
         ),
         Rule::range(
+            "--connections-max-reauth-ms",
+            0..=crate::security::args::CONNECTIONS_MAX_REAUTH_MS_MAX,
+            |a: &ServeArgs| a.security.connections_max_reauth_ms,
+        ),
+        Rule::range(
             "--authentication-timeout-ms",
             crate::security::args::AUTHENTICATION_TIMEOUT_MS_MIN
                 ..=crate::security::args::AUTHENTICATION_TIMEOUT_MS_MAX,
@@ -753,6 +758,10 @@ mod tests {
     rejects!(authentication_timeout_is_bounded, "--authentication-timeout-ms",
         bad: [["--authentication-timeout-ms", "99"], ["--authentication-timeout-ms", "3600001"]],
         good: [["--authentication-timeout-ms", "100"], ["--authentication-timeout-ms", "3600000"]]);
+    rejects!(max_reauth_is_bounded, "--connections-max-reauth-ms",
+        bad: [["--connections-max-reauth-ms", "31536000001"]],
+        good: [["--connections-max-reauth-ms", "0"],
+               ["--connections-max-reauth-ms", "31536000000"]]);
     rejects!(authorizer_is_none_or_acl, "--authorizer",
         bad: [["--authorizer", "AclAuthorizer"], ["--authorizer", ""]],
         good: [["--authorizer", "none"], ["--authorizer", "acl"]]);

@@ -9,6 +9,8 @@ use clap::Args;
 pub const FAILED_AUTHENTICATION_DELAY_MS_DEFAULT: u64 = 100;
 /// Longest failed-authentication delay (the connection holds its slot meanwhile).
 pub const FAILED_AUTHENTICATION_DELAY_MS_MAX: u64 = 60_000;
+/// Longest `--connections-max-reauth-ms` (a year).
+pub const CONNECTIONS_MAX_REAUTH_MS_MAX: u64 = 365 * 24 * 3_600_000;
 /// Default time from accept to authenticated (TLS handshake and SASL exchange).
 pub const AUTHENTICATION_TIMEOUT_MS_DEFAULT: u64 = 10_000;
 /// Bounds of `--authentication-timeout-ms`.
@@ -87,6 +89,13 @@ pub struct SecurityArgs {
     /// `connection.failed.authentication.delay.ms`): brute force gets slow.
     #[arg(long, default_value_t = FAILED_AUTHENTICATION_DELAY_MS_DEFAULT)]
     pub connection_failed_authentication_delay_ms: u64,
+
+    /// Kafka's `connections.max.reauth.ms` (KIP-368): a SASL session lasts this long; the
+    /// client re-authenticates on its open connection before then (SaslAuthenticate v1+ tells
+    /// it the lifetime), or its first request after the end closes the connection. 0: sessions
+    /// never end.
+    #[arg(long, default_value_t = 0)]
+    pub connections_max_reauth_ms: u64,
 
     /// A connection must finish its TLS handshake and SASL exchange within this of being
     /// accepted, else it is closed.

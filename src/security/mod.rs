@@ -88,6 +88,7 @@ impl Security {
                 enabled,
                 credentials: Arc::new(credentials),
                 failed_delay: Duration::from_millis(args.connection_failed_authentication_delay_ms),
+                max_reauth: Duration::from_millis(args.connections_max_reauth_ms),
                 timeout,
             }),
             mapping: Arc::new(mapping),

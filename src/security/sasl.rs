@@ -63,6 +63,8 @@ pub struct SaslConfig {
     pub failed_delay: Duration,
     /// `--authentication-timeout-ms`: from accept to authenticated (TLS handshake included).
     pub timeout: Duration,
+    /// `--connections-max-reauth-ms` (KIP-368): how long a session lasts; zero: for ever.
+    pub max_reauth: Duration,
 }
 
 /// Parses `--sasl-enabled-mechanisms`: every name known, none twice, at least one.
@@ -117,6 +119,8 @@ pub struct SaslSession {
     state: State,
     /// SaslHandshake v0: the tokens that follow are bare size-prefixed frames.
     raw: bool,
+    /// The mechanism the handshake chose (a re-authentication must keep it).
+    mechanism: Option<SaslMechanism>,
 }
 
 impl Default for SaslSession {
@@ -124,6 +128,7 @@ impl Default for SaslSession {
         SaslSession {
             state: State::Handshake,
             raw: false,
+            mechanism: None,
         }
     }
 }
@@ -153,10 +158,16 @@ impl SaslSession {
             Some(mechanism) => {
                 self.state = State::Authenticate { mechanism };
                 self.raw = version == 0;
+                self.mechanism = Some(mechanism);
                 true
             }
             None => false,
         }
+    }
+
+    /// The mechanism the handshake chose.
+    pub fn mechanism(&self) -> Option<SaslMechanism> {
+        self.mechanism
     }
 
     /// Whether the next request must be SaslHandshake (or ApiVersions).
@@ -302,6 +313,7 @@ mod tests {
             credentials: Arc::new(credentials),
             failed_delay: Duration::from_millis(100),
             timeout: Duration::from_secs(10),
+            max_reauth: Duration::ZERO,
         }
     }
 

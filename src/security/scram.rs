@@ -49,7 +49,7 @@ impl ScramMechanism {
         }
     }
 
-    fn hmac(self) -> hmac::Algorithm {
+    fn hmac_algorithm(self) -> hmac::Algorithm {
         match self {
             ScramMechanism::Sha256 => hmac::HMAC_SHA256,
             ScramMechanism::Sha512 => hmac::HMAC_SHA512,
@@ -70,7 +70,8 @@ impl ScramMechanism {
         }
     }
 
-    fn output_len(self) -> usize {
+    /// Bytes of the mechanism's hash (and so of a proof or signature).
+    pub fn output_len(self) -> usize {
         self.digest().output_len()
     }
 }
@@ -97,6 +98,24 @@ impl std::fmt::Debug for ScramCredential {
             .field("mechanism", &self.mechanism)
             .field("iterations", &self.iterations)
             .finish_non_exhaustive()
+    }
+}
+
+impl ScramMechanism {
+    /// `HMAC(key, data)` with the mechanism's hash.
+    pub fn hmac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
+        hmac_sign(self.hmac_algorithm(), key, data)
+    }
+
+    /// `H(data)` with the mechanism's hash.
+    pub fn hash(self, data: &[u8]) -> Vec<u8> {
+        digest::digest(self.digest(), data).as_ref().to_vec()
+    }
+
+    /// `ClientKey = HMAC(SaltedPassword, "Client Key")`: the client side's secret, of which
+    /// the server keeps only the hash (StoredKey).
+    pub fn client_key(self, salted: &[u8]) -> Vec<u8> {
+        self.hmac(salted, b"Client Key")
     }
 }
 
@@ -141,11 +160,11 @@ impl ScramCredential {
         salt: Vec<u8>,
         iterations: u32,
     ) -> ScramCredential {
-        let client_key = hmac_sign(mechanism.hmac(), salted, b"Client Key");
+        let client_key = hmac_sign(mechanism.hmac_algorithm(), salted, b"Client Key");
         let stored_key = digest::digest(mechanism.digest(), &client_key)
             .as_ref()
             .to_vec();
-        let server_key = hmac_sign(mechanism.hmac(), salted, b"Server Key");
+        let server_key = hmac_sign(mechanism.hmac_algorithm(), salted, b"Server Key");
         ScramCredential {
             mechanism,
             salt,
@@ -339,7 +358,7 @@ impl ScramServer {
             self.client_first_bare, self.server_first, without_proof
         );
         let signature = hmac_sign(
-            mech.hmac(),
+            mech.hmac_algorithm(),
             &self.credential.stored_key,
             auth_message.as_bytes(),
         );
@@ -349,7 +368,7 @@ impl ScramServer {
             return Err(ScramError::Proof);
         }
         let server_signature = hmac_sign(
-            mech.hmac(),
+            mech.hmac_algorithm(),
             &self.credential.server_key,
             auth_message.as_bytes(),
         );
@@ -403,10 +422,10 @@ pub(crate) mod tests {
             password.as_bytes(),
             &mut salted,
         );
-        let client_key = hmac_sign(mech.hmac(), &salted, b"Client Key");
+        let client_key = hmac_sign(mech.hmac_algorithm(), &salted, b"Client Key");
         let without_proof = format!("c=biws,r={nonce}");
         let auth = format!("{client_first_bare},{server_first},{without_proof}");
-        let sig = hmac_sign(mech.hmac(), &c.stored_key, auth.as_bytes());
+        let sig = hmac_sign(mech.hmac_algorithm(), &c.stored_key, auth.as_bytes());
         let proof: Vec<u8> = client_key.iter().zip(&sig).map(|(a, b)| a ^ b).collect();
         format!("{without_proof},p={}", B64.encode(proof))
     }

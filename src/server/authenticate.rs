@@ -9,6 +9,8 @@
 //!  SaslAuthenticate after a handshake ─> the mechanism's token; failure: code 58, delay, close
 //!  anything else ─────────────────────> its error response with code 34 (or none), close
 //!  (after a v0 handshake: bare size-prefixed tokens instead of SaslAuthenticate)
+//!  re-authentication (KIP-368, `reauth`): the same gate, but another mechanism closes the
+//!  connection at its first token and another principal fails (code 58) and closes
 //! ```
 
 use std::time::Duration;
@@ -21,6 +23,7 @@ use kafka_protocol::protocol::StrBytes;
 use protocol::request::Request;
 use protocol::ErrorCode;
 
+use super::reauth::Reauth;
 use crate::handlers::sasl::refused_before_authentication;
 use crate::security::principal::Principal;
 use crate::security::sasl::{server_nonce, SaslConfig, SaslSession, Step};
@@ -66,10 +69,12 @@ fn encode(request: &Request, body: ResponseKind) -> Result<Bytes, protocol::Enco
     )
 }
 
-/// Decides what a decoded request before authentication gets.
+/// Decides what a decoded request before authentication (or during a re-authentication,
+/// `reauth`) gets.
 pub fn request(
     session: &mut SaslSession,
     config: &SaslConfig,
+    mut reauth: Option<&mut Reauth>,
     request: Request,
 ) -> Result<Gate, protocol::EncodeError> {
     let version = request.version();
@@ -83,6 +88,17 @@ pub fn request(
                 .map(|m| StrBytes::from_static_str(m.name()))
                 .collect();
             let accepted = session.handshake(config, &mechanism, version);
+            if let Some(r) = reauth.as_deref_mut() {
+                let before = r.session.mechanism();
+                if accepted && session.mechanism() != Some(before) {
+                    // Kafka answers the handshake, then closes at the next token.
+                    r.bad_mechanism = Some(format!(
+                        "SASL mechanism '{mechanism}' requested by client is not supported for \
+                         re-authentication of mechanism '{}'",
+                        before.name()
+                    ));
+                }
+            }
             let code = if accepted {
                 ErrorCode::None
             } else {
@@ -104,7 +120,29 @@ pub fn request(
             Ok(Gate::Answer { frame, then })
         }
         RequestKind::SaslAuthenticate(a) if !session.awaiting_handshake() => {
+            if let Some(reason) = reauth.as_deref().and_then(|r| r.bad_mechanism.clone()) {
+                return Ok(Gate::Answer {
+                    frame: None,
+                    then: After::Close {
+                        delay: config.failed_delay,
+                        reason,
+                        outcome: "failed",
+                    },
+                });
+            }
             let step = session.step(config, &a.auth_bytes, server_nonce);
+            let step = match (step, reauth.as_deref()) {
+                (Step::Complete { principal, .. }, Some(r))
+                    if r.principal_changed(&principal).is_some() =>
+                {
+                    let message = r.principal_changed(&principal).unwrap_or_default();
+                    Step::Failed(crate::security::sasl::SaslFailure {
+                        reason: message.clone(),
+                        client_message: message,
+                    })
+                }
+                (step, _) => step,
+            };
             let (body, then) = match step {
                 Step::Challenge(token) => (
                     SaslAuthenticateResponse::default()
@@ -116,11 +154,15 @@ pub fn request(
                     principal,
                     response,
                 } => (
-                    // No re-authentication (KIP-368) is asked for: the session does not expire.
+                    // KIP-368: v1+ tells the client when to re-authenticate (0: never).
                     SaslAuthenticateResponse::default()
                         .with_error_message(None)
                         .with_auth_bytes(Bytes::from(response))
-                        .with_session_lifetime_ms(0),
+                        .with_session_lifetime_ms(if version >= 1 {
+                            i64::try_from(config.max_reauth.as_millis()).unwrap_or(i64::MAX)
+                        } else {
+                            0
+                        }),
                     After::Authenticated(principal),
                 ),
                 Step::Failed(f) => (
@@ -161,14 +203,41 @@ pub fn request(
 
 /// Decides what a bare token (after a v0 handshake) gets: a bare size-prefixed answer, or
 /// nothing and a close (Kafka has no way to say why in this framing).
-pub fn raw_token(session: &mut SaslSession, config: &SaslConfig, token: &[u8]) -> Gate {
+pub fn raw_token(
+    session: &mut SaslSession,
+    config: &SaslConfig,
+    reauth: Option<&Reauth>,
+    token: &[u8],
+) -> Gate {
     let bare = |token: Vec<u8>| {
         let mut out = BytesMut::with_capacity(4 + token.len());
         out.put_u32(token.len() as u32);
         out.put_slice(&token);
         Some(out.freeze())
     };
+    if let Some(reason) = reauth.and_then(|r| r.bad_mechanism.clone()) {
+        return Gate::Answer {
+            frame: None,
+            then: After::Close {
+                delay: config.failed_delay,
+                reason,
+                outcome: "failed",
+            },
+        };
+    }
     match session.step(config, token, server_nonce) {
+        Step::Complete { principal, .. }
+            if reauth.is_some_and(|r| r.principal_changed(&principal).is_some()) =>
+        {
+            Gate::Answer {
+                frame: None,
+                then: After::Close {
+                    delay: config.failed_delay,
+                    reason: format!("re-authentication as another principal ({principal})"),
+                    outcome: "failed",
+                },
+            }
+        }
         Step::Challenge(t) => Gate::Answer {
             frame: bare(t),
             then: After::Continue,

@@ -38,6 +38,7 @@ use super::authenticate::{self, After, Gate};
 use super::frame_reader::{FrameReader, ReadError, ReadTimeouts};
 use super::front::Front;
 use super::listener::Listener;
+use super::reauth::{Reauth, Session, Verdict};
 use super::request_memory::RequestBytes;
 use super::send_records::{write_all_within, write_spliced, SendError, Transport};
 use crate::broker::Broker;
@@ -77,6 +78,9 @@ pub enum ConnectionError {
     /// The TLS handshake and SASL exchange did not finish within `--authentication-timeout-ms`.
     #[error("not authenticated within {0:?}")]
     AuthenticationTimeout(Duration),
+    /// A request came after the SASL session ended without a re-authentication (KIP-368).
+    #[error("SASL session of {0:?} ended without re-authentication")]
+    SessionExpired(Duration),
     /// Records a Fetch located in a segment file changed or vanished before they were sent:
     /// closing is the only way not to send a short or wrong frame.
     #[error("fetch answer abandoned: {0}")]
@@ -121,6 +125,7 @@ impl ConnectionError {
             ConnectionError::Read(ReadError::SlowRequest(_)) => Some("receive_timeout"),
             ConnectionError::SendStalled(_) => Some("send_timeout"),
             ConnectionError::AuthenticationTimeout(_) => Some("authentication_timeout"),
+            ConnectionError::SessionExpired(_) => Some("session_expired"),
             _ => None,
         }
     }
@@ -170,6 +175,8 @@ pub async fn serve<S: Transport>(
         max_frame_bytes: limits.max_frame_bytes,
         auth,
         auth_deadline,
+        session: None,
+        reauth: None,
     };
     let result = conn.run(&front, &mut shutdown).await;
     match result {
@@ -184,6 +191,10 @@ pub async fn serve<S: Transport>(
                     }
                     "authentication_timeout" => {
                         "not authenticated in time (--authentication-timeout-ms)"
+                    }
+                    "session_expired" => {
+                        "the SASL session expired without re-authentication \
+                         (--connections-max-reauth-ms)"
                     }
                     _ => "the client stopped reading its answers (--connections-send-timeout-ms)",
                 };
@@ -219,6 +230,10 @@ struct Connection<S> {
     auth: Auth,
     /// Until authenticated: by when (from accept).
     auth_deadline: Option<tokio::time::Instant>,
+    /// KIP-368: when the SASL session ends, with `--connections-max-reauth-ms` set.
+    session: Option<Session>,
+    /// A re-authentication under way: the principal and session it renews.
+    reauth: Option<Reauth>,
 }
 
 /// Who a connection is.
@@ -278,7 +293,8 @@ impl<S: Transport> Connection<S> {
             let held = frame.held;
             if let (Auth::Sasl(session), Some(sasl)) = (&mut self.auth, &self.listener.sasl) {
                 if session.expects_raw_token() {
-                    let gate = authenticate::raw_token(session, sasl, &frame.bytes);
+                    let gate =
+                        authenticate::raw_token(session, sasl, self.reauth.as_ref(), &frame.bytes);
                     if self.pass_gate(gate).await? {
                         continue;
                     }
@@ -306,9 +322,38 @@ impl<S: Transport> Connection<S> {
                     return Err(e.into());
                 }
             };
+            if let (Auth::Done(principal), Some(session), Some(sasl)) =
+                (&self.auth, &mut self.session, &self.listener.sasl)
+            {
+                match session.on_request(request.api_key, Instant::now()) {
+                    Verdict::Serve => {}
+                    Verdict::Expired => {
+                        let lifetime = sasl.max_reauth;
+                        let _ = self.drain(&mut pending).await;
+                        return Err(ConnectionError::SessionExpired(lifetime));
+                    }
+                    Verdict::Reauthenticate => {
+                        // Earlier answers go out first; then the connection authenticates
+                        // again, within the authentication timeout, before serving more.
+                        let renewing = Reauth {
+                            previous: principal.clone(),
+                            session: session.clone(),
+                            bad_mechanism: None,
+                        };
+                        let timeout = sasl.timeout;
+                        if !self.drain(&mut pending).await? {
+                            return Ok(());
+                        }
+                        tracing::debug!(peer = %self.peer, "re-authentication begins");
+                        self.reauth = Some(renewing);
+                        self.auth = Auth::Sasl(Box::default());
+                        self.auth_deadline = Some((Instant::now() + timeout).into());
+                    }
+                }
+            }
             let request = match (&mut self.auth, &self.listener.sasl) {
                 (Auth::Sasl(session), Some(sasl)) => {
-                    match authenticate::request(session, sasl, request)? {
+                    match authenticate::request(session, sasl, self.reauth.as_mut(), request)? {
                         Gate::Pass(request) => *request,
                         gate => {
                             if self.pass_gate(gate).await? {
@@ -463,8 +508,38 @@ impl<S: Transport> Connection<S> {
                     self.write_frame(frame).await?;
                 }
                 mechanism_log("ok");
-                tracing::debug!(peer = %self.peer, %principal, "authenticated");
-                self.auth = Auth::Done(Arc::new(principal));
+                let mechanism = match &self.auth {
+                    Auth::Sasl(s) => s.mechanism(),
+                    Auth::Done(_) => None,
+                };
+                let renewed = self.reauth.take();
+                let lifetime = self
+                    .listener
+                    .sasl
+                    .as_ref()
+                    .map_or(Duration::ZERO, |s| s.max_reauth);
+                self.session = match mechanism {
+                    Some(m) if !lifetime.is_zero() => Some(Session::start(
+                        Instant::now(),
+                        lifetime,
+                        m,
+                        renewed.as_ref().map(|r| &r.session),
+                    )),
+                    _ => None,
+                };
+                let principal = match renewed {
+                    // The gate checked it is the same principal.
+                    Some(r) => {
+                        tracing::debug!(peer = %self.peer, principal = %r.previous,
+                            "re-authenticated");
+                        r.previous
+                    }
+                    None => {
+                        tracing::debug!(peer = %self.peer, %principal, "authenticated");
+                        Arc::new(principal)
+                    }
+                };
+                self.auth = Auth::Done(principal);
                 self.auth_deadline = None;
                 self.reader.set_max_frame_bytes(self.max_frame_bytes);
                 Ok(true)

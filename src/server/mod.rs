@@ -22,6 +22,7 @@ pub mod frame_reader;
 pub mod front;
 pub mod limits;
 pub mod listener;
+pub mod reauth;
 pub mod request_memory;
 pub mod send_records;
 

@@ -4,6 +4,7 @@
 //! Everything a test starts it stops by PID: [`Cohort`] kills its child on drop.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod certs;
 pub mod metrics;
 pub mod procfs;
 pub mod raw;
