@@ -111,6 +111,36 @@ fn chart_points(html: &str, group: &str) -> String {
     points.split('"').next().unwrap().to_string()
 }
 
+/// `lag_setup.py hold`: a consumer that stays in group `lag-live` until dropped (killed by PID).
+struct Holder(std::process::Child);
+
+impl Holder {
+    fn start(broker: &Cohort) -> Holder {
+        use std::io::BufRead;
+        let mut child = Command::new(common::python())
+            .arg(common::repo_root().join("tests/clients/python/lag_setup.py"))
+            .args([broker.bootstrap().as_str(), "hold"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let holder = Holder(child);
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("assigned"), "holder: {line:?}");
+        holder
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn total_lag_on_metrics(broker: &Cohort, group: &str) -> Option<i64> {
     let (_, body) = broker.http_get("/metrics");
     let series = format!("cohort_group_total_lag{{group=\"{group}\"}} ");
@@ -251,6 +281,58 @@ fn the_console_lists_groups_with_their_lag_and_its_chart_follows_the_lag() {
     assert!(group_page.contains("<span class=\"tz\">UTC+05:30</span>"));
     let (status, _) = broker.http_get("/console/groups/no-such-group");
     assert!(status.contains("404"), "{status}");
+
+    // A live member: the group page names the member consuming each partition, its host and
+    // client id, as the Admin clients describe the group.
+    let holder = Holder::start(&broker);
+    let live = format!("http://{}/console/groups/lag-live?window=15m", broker.http);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let live_page = loop {
+        let (_, fragment) = broker.http_get("/console/groups/lag-live?fragment=1");
+        if fragment.matches("<td class=\"owner\">-</td>").count() == 0
+            && fragment.matches("<tr data-partition=").count() == 3
+        {
+            break load(profile.path(), &live, 2_000);
+        }
+        assert!(Instant::now() < deadline, "no owners shown: {fragment}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let report = common::python_script(
+        "operator_report.py",
+        &[&broker.bootstrap(), "lag-live"],
+        Duration::from_secs(60),
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(String::from_utf8(report.stdout).unwrap().trim()).unwrap();
+    for admin in ["confluent", "kafka_python"] {
+        let members = report[admin]["lag-live"]["members"].as_array().unwrap();
+        assert_eq!(members.len(), 1, "{admin}: {members:?}");
+        let [member_id, client_id, host, partitions] = members[0].as_array().unwrap().as_slice()
+        else {
+            panic!("{admin}: {members:?}")
+        };
+        assert_eq!(partitions.as_array().unwrap().len(), 3, "{admin}");
+        for key in partitions.as_array().unwrap() {
+            let key = key.as_str().unwrap();
+            assert_eq!(
+                partition_cell(&live_page, key, "owner"),
+                member_id.as_str().unwrap(),
+                "{admin} {key}"
+            );
+            assert_eq!(
+                partition_cell(&live_page, key, "host"),
+                host.as_str().unwrap(),
+                "{admin} {key}"
+            );
+            assert_eq!(
+                partition_cell(&live_page, key, "client-id"),
+                client_id.as_str().unwrap(),
+                "{admin} {key}"
+            );
+        }
+        assert_eq!(client_id, "lag-live-client");
+    }
+    drop(holder);
 
     // The JSON feed the page polls carries the same figures.
     let (status, json) = broker.http_get("/console.json");

@@ -1,6 +1,6 @@
 //! One group's page: what kind of group it is and where it stands, its lag chart, and each
-//! partition's committed offset, log end, lag in records and in seconds, and status with the
-//! rule that decided it.
+//! partition's committed offset, log end, lag in records and in seconds, the member consuming
+//! it (member id, host, client id), and its status with the rule that decided it.
 
 use super::{
     chart, dash, escape_html, group_href, notices, seconds, status_class, status_text, updated,
@@ -68,7 +68,10 @@ fn facts(g: &GroupSnapshot) -> String {
 fn partition_row(p: &PartitionSnapshot) -> String {
     let status = status_text(p.status, p.warming_up);
     format!(
-        "<tr data-partition=\"{topic}:{partition}\"><td class=\"topic\">{topic}</td><td class=\"num partition\">{partition}</td><td class=\"num committed\">{committed}</td><td class=\"num log-end\">{end}</td><td class=\"lag\">{lag}</td><td class=\"lag-seconds\">{secs}</td><td class=\"{class}\">{status}</td><td class=\"rule\">{rule}</td></tr>",
+        "<tr data-partition=\"{topic}:{partition}\"><td class=\"topic\">{topic}</td><td class=\"num partition\">{partition}</td><td class=\"num committed\">{committed}</td><td class=\"num log-end\">{end}</td><td class=\"lag\">{lag}</td><td class=\"lag-seconds\">{secs}</td><td class=\"owner\">{owner}</td><td class=\"host\">{host}</td><td class=\"client-id\">{client}</td><td class=\"{class}\">{status}</td><td class=\"rule\">{rule}</td></tr>",
+        owner = escape_html(p.owner.as_ref().map_or("-", |o| o.member_id.as_str())),
+        host = escape_html(p.owner.as_ref().map_or("-", |o| o.host.as_str())),
+        client = escape_html(p.owner.as_ref().map_or("-", |o| o.client_id.as_str())),
         topic = escape_html(&p.topic),
         rule = match (p.rule, p.warming_up) {
             (Some(rule), _) => rule,
@@ -105,7 +108,7 @@ pub fn main(
     let rows: String = g.partitions.iter().map(partition_row).collect();
     format!(
         "{back}<h1>Group <span class=\"group-id\">{id}</span></h1>{notices}{updated}{facts}{nav}{chart}\
-<table id=\"partitions\"><thead><tr><th>Topic</th><th>Partition</th><th>Committed offset</th><th>Log end offset</th><th>Lag (records)</th><th>Lag (s)</th><th>Status</th><th>Why</th></tr></thead><tbody>{rows}</tbody></table>",
+<table id=\"partitions\"><thead><tr><th>Topic</th><th>Partition</th><th>Committed offset</th><th>Log end offset</th><th>Lag (records)</th><th>Lag (s)</th><th>Owner (member id)</th><th>Host</th><th>Client id</th><th>Status</th><th>Why</th></tr></thead><tbody>{rows}</tbody></table>",
         id = escape_html(&g.group),
         notices = notices(snapshot),
         updated = updated(snapshot),

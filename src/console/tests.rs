@@ -123,15 +123,34 @@ fn a_group_page_shows_each_partition_with_its_lag_in_records_and_seconds() {
     t.record_log_offsets(&a, Some(0), 25);
     t.record_log_offsets(&b, Some(0), 7);
     t.record_time(&a, 10, (now - 12_345) as i64);
+    let owner = crate::lag::Owner {
+        member_id: "m-1".into(),
+        host: "/10.0.0.7".into(),
+        client_id: "app<1>".into(),
+    };
+    t.record_owners("g", vec![(a.clone(), owner)]);
+    t.record_owners(
+        "not-tracked",
+        vec![(
+            a.clone(),
+            crate::lag::Owner {
+                member_id: "x".into(),
+                host: "x".into(),
+                client_id: "x".into(),
+            },
+        )],
+    );
     t.sample(now);
     let snap = t.snapshot(now);
     let page = respond("/console/groups/g", "", &snap).unwrap().body;
     assert!(page.contains(
-        "<tr data-partition=\"orders:0\"><td class=\"topic\">orders</td><td class=\"num partition\">0</td><td class=\"num committed\">10</td><td class=\"num log-end\">25</td><td class=\"lag\">15</td><td class=\"lag-seconds\">12.3</td><td class=\"status status-warming-up\">warming up</td><td class=\"rule\">the window is not covered yet: no status can be claimed</td></tr>"
+        "<tr data-partition=\"orders:0\"><td class=\"topic\">orders</td><td class=\"num partition\">0</td><td class=\"num committed\">10</td><td class=\"num log-end\">25</td><td class=\"lag\">15</td><td class=\"lag-seconds\">12.3</td><td class=\"owner\">m-1</td><td class=\"host\">/10.0.0.7</td><td class=\"client-id\">app&lt;1&gt;</td><td class=\"status status-warming-up\">warming up</td><td class=\"rule\">the window is not covered yet: no status can be claimed</td></tr>"
     ), "{page}");
     // Caught up is certain at once, and says why.
     assert!(page.contains("<td class=\"status status-OK\">OK</td><td class=\"rule\">the lag was zero at some point in the window</td>"), "{page}");
-    assert!(page.contains("<td class=\"lag\">0</td><td class=\"lag-seconds\">0</td>"));
+    // Partition 1 has no owner.
+    assert!(page.contains("<td class=\"lag\">0</td><td class=\"lag-seconds\">0</td><td class=\"owner\">-</td><td class=\"host\">-</td><td class=\"client-id\">-</td>"), "{page}");
+    assert_eq!(snap.groups.len(), 1, "owners alone do not track a group");
     assert!(page.contains("<dd class=\"type\">classic</dd>"));
     assert!(page.contains("<dd class=\"members\">2</dd>"));
     assert!(page.contains("<dd class=\"lag\">15</dd>"));

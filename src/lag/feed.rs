@@ -26,7 +26,9 @@ use std::sync::Mutex;
 use coordinator::group::consumer;
 use coordinator::{CoordinatorState, GroupId, Record};
 
-use super::tracker::{ConsumerFacts, LagTracker, LagTrackerConfig, Limit, Snapshot, Tracking};
+use super::tracker::{
+    ConsumerFacts, LagTracker, LagTrackerConfig, Limit, Owner, Snapshot, Tracking,
+};
 use crate::client::TopicPartition;
 
 /// One partition's log offsets as its owner reported them.
@@ -140,6 +142,16 @@ impl LagFeed {
             );
             inner.note(tracking, group);
         }
+        let groups = state
+            .group_states()
+            .map(|(g, _)| g)
+            .chain(state.consumer_groups().map(|(g, _)| g));
+        for group in groups {
+            let group = GroupId::new(group);
+            inner
+                .tracker
+                .record_owners(group.as_str(), owners(state, &group));
+        }
         *self.lock() = inner;
     }
 
@@ -162,6 +174,9 @@ impl LagFeed {
         }
         // A command touches few groups (usually one); a short list beats a set.
         let mut touched: Vec<&GroupId> = Vec::new();
+        // Groups whose assignments may have changed: owners are recomputed only for them, so
+        // an offset commit costs nothing more here.
+        let mut reassigned: Vec<&GroupId> = Vec::new();
         for record in records {
             let group = match record {
                 Record::OffsetCommit {
@@ -186,10 +201,15 @@ impl LagFeed {
                     group_id
                 }
                 Record::GroupMetadata { group_id, .. }
-                | Record::ConsumerGroup { group_id, .. }
                 | Record::ConsumerMember { group_id, .. }
-                | Record::ConsumerTarget { group_id, .. }
-                | Record::ConsumerCurrent { group_id, .. } => group_id,
+                | Record::ConsumerCurrent { group_id, .. } => {
+                    if !reassigned.contains(&group_id) {
+                        reassigned.push(group_id);
+                    }
+                    group_id
+                }
+                Record::ConsumerGroup { group_id, .. }
+                | Record::ConsumerTarget { group_id, .. } => group_id,
                 // The coordinator's topic image and transaction state: no group's lag
                 // changes (pending offsets count only once their marker commits them).
                 Record::Topic { .. } | Record::Transaction { .. } | Record::TxnOffsets { .. } => {
@@ -206,6 +226,11 @@ impl LagFeed {
         for group in touched {
             let tracking = refresh_group(&mut inner.tracker, state, group, now_ms);
             inner.note(tracking, group.as_str());
+        }
+        for group in reassigned {
+            inner
+                .tracker
+                .record_owners(group.as_str(), owners(state, group));
         }
     }
 
@@ -311,6 +336,54 @@ fn refresh_group(
         }
     }
 }
+
+/// Who consumes each partition of `group` now: a consumer-protocol member's current
+/// assignment, or a classic consumer member's assignment as its leader encoded it (an
+/// assignment that does not decode, or a group of another protocol type, owns nothing here).
+fn owners(state: &CoordinatorState, group: &GroupId) -> Vec<(TopicPartition, Owner)> {
+    let mut out = Vec::new();
+    if let Some(g) = state.consumer_group(group) {
+        for (id, m) in &g.members {
+            let owner = Owner {
+                member_id: id.as_str().to_string(),
+                client_id: m.client_id.clone(),
+                host: m.client_host.clone(),
+            };
+            for (topic, partition) in g.current_of(id).assigned.iter() {
+                if let Some(name) = state.topic_name(topic) {
+                    out.push((
+                        TopicPartition::new(name.as_str(), partition.0),
+                        owner.clone(),
+                    ));
+                }
+            }
+        }
+        return out;
+    }
+    let Some(g) = state.group(group) else {
+        return out;
+    };
+    if g.protocol_type.as_deref() != Some(CONSUMER_PROTOCOL_TYPE) {
+        return out;
+    }
+    for (id, m) in &g.members {
+        let Ok(partitions) = crate::client::consumer_protocol::decode_assignment(&m.assignment)
+        else {
+            continue;
+        };
+        let owner = Owner {
+            member_id: id.as_str().to_string(),
+            client_id: m.client_id.clone(),
+            host: m.client_host.clone(),
+        };
+        out.extend(partitions.into_iter().map(|tp| (tp, owner.clone())));
+    }
+    out
+}
+
+/// The protocol type of classic groups of Kafka consumers (others, such as Connect's, encode
+/// their assignments differently).
+const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 
 /// A commit timestamp (the leader's clock when it applied the commit) as the tracker's ms.
 fn timestamp_ms(ms: i64) -> u64 {

@@ -29,8 +29,8 @@ pub use feed::{LagFeed, LogOffsets, RecordTime};
 pub use log_offsets::LogOffsetsPoller;
 pub use status::{evaluate, judge, Coverage, LagStatus, Observation, Verdict};
 pub use tracker::{
-    GroupSnapshot, LagPoint, LagTracker, LagTrackerConfig, Limit, PartitionSnapshot, Snapshot,
-    Tracking, Usage,
+    GroupSnapshot, LagPoint, LagTracker, LagTrackerConfig, Limit, Owner, PartitionSnapshot,
+    Snapshot, Tracking, Usage,
 };
 
 /// Lag as Kafka's tools compute it: log-end offset minus committed offset, only when both are

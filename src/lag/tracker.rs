@@ -151,7 +151,20 @@ struct GroupTrack {
     /// Offsets committed since tracked (one per partition per commit), for a counter.
     offset_commits: u64,
     partitions: BTreeMap<TopicPartition, PartitionTrack>,
+    /// Which member consumes each partition now (from the group's assignments).
+    owners: BTreeMap<TopicPartition, Owner>,
     history: VecDeque<LagPoint>,
+}
+
+/// The member consuming a partition of a group, as its assignment says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    /// Its member id.
+    pub member_id: String,
+    /// The client id it joined with.
+    pub client_id: String,
+    /// The host it joined from.
+    pub host: String,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -197,6 +210,8 @@ pub struct PartitionSnapshot {
     /// the log keeps for it) at the snapshot's instant; 0 when caught up; unknown until that
     /// record's timestamp was read.
     pub lag_ms: Option<u64>,
+    /// The member consuming it now, if any.
+    pub owner: Option<Owner>,
     /// Lag status over the window.
     pub status: Option<LagStatus>,
     /// The rule that decided the status, in words.
@@ -649,6 +664,15 @@ impl LagTracker {
         }
     }
 
+    /// Who consumes `group`'s partitions now, replacing what was known; nothing for a group
+    /// this tracker does not hold. At most `partitions_per_group_max` are kept.
+    pub fn record_owners(&mut self, group: &str, owners: Vec<(TopicPartition, Owner)>) {
+        let max = self.config.partitions_per_group_max;
+        if let Some(g) = self.groups.get_mut(group) {
+            g.owners = owners.into_iter().take(max).collect();
+        }
+    }
+
     /// The status of one group partition over the current window.
     pub fn partition_status(&self, group: &str, tp: &TopicPartition) -> Option<LagStatus> {
         let p = self.groups.get(group)?.partitions.get(tp)?;
@@ -689,6 +713,7 @@ impl LagTracker {
                             log_end,
                             lag: super::offset_lag(p.committed, log_end),
                             lag_ms: self.record_view().lag_ms(tp, p.committed, now_ms),
+                            owner: g.owners.get(tp).cloned(),
                             status: verdict.status(),
                             rule: rule.map(Rule::text),
                             warming_up: verdict == Verdict::WarmingUp,

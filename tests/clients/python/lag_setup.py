@@ -6,6 +6,9 @@ usage: lag_setup.py BOOTSTRAP setup
   3. Group `lag-done` reads everything and commits it: no lag.
 usage: lag_setup.py BOOTSTRAP produce PARTITION COUNT
   COUNT more records to lagged-PARTITION.
+usage: lag_setup.py BOOTSTRAP hold
+  A consumer of group `lag-live` (client id `lag-live-client`) takes all of `lagged`, commits
+  offset 1 on each partition, prints {"assigned": [...]} and stays in the group until killed.
 Prints {"ok": true}.
 """
 import json
@@ -75,8 +78,18 @@ def setup(bootstrap):
     done.close()
 
 
+def hold(bootstrap):
+    c, _ = consumer(bootstrap, "lag-live")
+    c.commit(offsets=[TopicPartition(TOPIC, p, 1) for p in range(len(RECORDS))], asynchronous=False)
+    print(json.dumps({"assigned": sorted(f"{tp.topic}:{tp.partition}" for tp in c.assignment())}), flush=True)
+    while True:
+        c.poll(0.5)
+
+
 bootstrap, command = sys.argv[1], sys.argv[2]
-if command == "setup":
+if command == "hold":
+    hold(bootstrap)
+elif command == "setup":
     setup(bootstrap)
 elif command == "produce":
     produce(bootstrap, {int(sys.argv[3]): int(sys.argv[4])})
