@@ -11,11 +11,17 @@
 # and for HTTP (/metrics, /healthz) on BASE+20+N. Data lives in DIR/node-N, the log (stdout and
 # stderr) in DIR/node-N.log, the pid in DIR/node-N.pid.
 #
+# The Raft ports are authenticated: the first `up` or `start` writes a random cluster secret to
+# DIR/cluster.secret (mode 600) unless it exists, and every node and every `cohort cluster` call
+# of this script is given it (`--cluster-secret-file`). Run `cohort cluster` by hand with
+# `--cluster-secret-file DIR/cluster.secret`.
+#
 # Environment: BASE; RAFT_PEER_BASE (default BASE+10): peers dial node N's Raft port at
 # RAFT_PEER_BASE+N, so a test can put a proxy it cuts between the nodes (tests/cluster_lease.rs);
 # COHORT_BIN (default: target/release/cohort if present, else
 # target/debug/cohort); COHORT_SERVE_ARGS, extra `cohort serve` flags for every node;
-# UP_TIMEOUT_S (default 60); DOWN_GRACE_S (default 10), the SIGTERM-to-SIGKILL grace.
+# UP_TIMEOUT_S (default 60); DOWN_GRACE_S (default 10), the SIGTERM-to-SIGKILL grace;
+# CLUSTER_SECRET_FILE (default DIR/cluster.secret), a secret of your own instead.
 #
 # Exit codes: 0 done; 1 failure (a node did not start, the cluster did not form in time);
 # 2 usage; for `status`, `cohort cluster status`'s own codes (3 no leader, 4 degraded).
@@ -93,12 +99,28 @@ live_pid() {
     echo "$pid"
 }
 
+secret_file() {
+    echo "${CLUSTER_SECRET_FILE:-$1/cluster.secret}"
+}
+
+# Writes a random secret (32 bytes, base64) readable by this user only, unless one exists.
+ensure_secret() {
+    local file tmp
+    file=$(secret_file "$1")
+    [[ -f $file ]] && return 0
+    tmp="$file.tmp.$$"
+    (umask 077 && head -c 32 /dev/urandom | base64 >"$tmp") || die "cannot write $tmp"
+    mv "$tmp" "$file"
+    echo "cluster secret: $file"
+}
+
 start_node() {
     local dir=$1 n=$2 pid
     if pid=$(live_pid "$dir" "$n"); then
         echo "node $n already running (pid $pid)"
         return 0
     fi
+    ensure_secret "$dir"
     mkdir -p "$dir/node-$n"
     # shellcheck disable=SC2086 # COHORT_SERVE_ARGS is a list of flags
     nohup "$(bin)" serve \
@@ -109,6 +131,7 @@ start_node() {
         --raft "127.0.0.1:$(raft_port "$n")" \
         --advertise-raft "127.0.0.1:$(peer_raft_port "$n")" \
         --peers "$(peers)" \
+        --cluster-secret-file "$(secret_file "$dir")" \
         ${COHORT_SERVE_ARGS:-} \
         >>"$dir/node-$n.log" 2>&1 </dev/null &
     echo $! >"$dir/node-$n.pid"
@@ -142,12 +165,17 @@ stop_node() {
 }
 
 cluster_status() {
-    "$(bin)" cluster status --bootstrap "$(raft_addrs)" --timeout-ms 2000 "$@"
+    local secret=()
+    if [[ -f $(secret_file "$dir") ]]; then
+        secret=(--cluster-secret-file "$(secret_file "$dir")")
+    fi
+    "$(bin)" cluster status --bootstrap "$(raft_addrs)" --timeout-ms 2000 "${secret[@]}" "$@"
 }
 
 up() {
     local dir=$1 n deadline
     mkdir -p "$dir"
+    ensure_secret "$dir"
     for n in "${NODES[@]}"; do
         start_node "$dir" "$n"
     done

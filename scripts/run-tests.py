@@ -55,6 +55,7 @@ ALONE = (
     "tests/limits_raft.rs",
     "tests/cluster.rs",
     "tests/process_cluster.rs",
+    "tests/peer_auth.rs",  # raft-meta: three in-process nodes and strangers on their port
     "tests/crash.rs",
     "tests/simulation.rs",
     "tests/reauth.rs",  # KIP-368 session lifetimes of 2 s, checked with sleeps

@@ -7,19 +7,21 @@ mod cluster_support;
 mod common;
 
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use cluster_support::*;
 use common::{run, Cohort};
 
-fn cohort_cluster(args: &[&str]) -> (i32, String, String) {
-    let out = run(
-        Command::new(env!("CARGO_BIN_EXE_cohort"))
-            .arg("cluster")
-            .args(args),
-        Duration::from_secs(90),
-    );
+/// `cohort cluster ARGS --cluster-secret-file SECRET` (nothing: no secret given).
+fn cohort_cluster_with(secret: Option<&Path>, args: &[&str]) -> (i32, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cohort"));
+    command.arg("cluster").args(args);
+    if let Some(secret) = secret {
+        command.arg("--cluster-secret-file").arg(secret);
+    }
+    let out = run(&mut command, Duration::from_secs(90));
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -27,10 +29,18 @@ fn cohort_cluster(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+fn write_secret(path: &Path, bytes: &[u8], mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, bytes).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 #[test]
 fn a_joining_node_is_added_as_a_voter_and_removed_again() {
     let dir = tempfile::tempdir().unwrap();
     let c = ScriptCluster::up(dir.path(), &[]);
+    let secret = c.secret_file();
+    let cohort_cluster = |args: &[&str]| cohort_cluster_with(Some(&secret), args);
     let leader = c.wait_controller(&NODES, Duration::from_secs(30));
     assert_eq!(create_topic(c.kafka(leader), "before-join", 3), Ok(0));
     let bootstrap = c.raft(1).to_string();
@@ -41,7 +51,15 @@ fn a_joining_node_is_added_as_a_voter_and_removed_again() {
         .unwrap();
     let mut fourth = Cohort::start(
         &dir.path().join("node-4"),
-        &["--node-id", "4", "--raft", &raft4.to_string(), "--join"],
+        &[
+            "--node-id",
+            "4",
+            "--raft",
+            &raft4.to_string(),
+            "--join",
+            "--cluster-secret-file",
+            secret.to_str().unwrap(),
+        ],
     );
     let (code, out, err) = cohort_cluster(&[
         "add-voter",
@@ -120,6 +138,41 @@ fn a_joining_node_is_added_as_a_voter_and_removed_again() {
     assert_eq!(code, 2, "{err}");
     let (code, _, err) = cohort_cluster(&["remove-voter", "--node-id", "2"]);
     assert_eq!(code, 2, "--bootstrap is required: {err}");
+    // The Raft port answers only who proves the cluster secret: nothing given, or another
+    // secret, is refused (exit 1, and the message says which flag); a secret file others may
+    // read is a usage error.
+    let (code, _, err) = cohort_cluster_with(None, &["status", "--bootstrap", &bootstrap]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("pass the same file"), "{err}");
+    let other = dir.path().join("other.secret");
+    write_secret(
+        &other,
+        b"not the secret this cluster was started with\n",
+        0o600,
+    );
+    let (code, _, err) = cohort_cluster_with(Some(&other), &["status", "--bootstrap", &bootstrap]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("a different --cluster-secret-file"), "{err}");
+    let (code, _, err) = cohort_cluster_with(
+        Some(&other),
+        &["remove-voter", "--bootstrap", &bootstrap, "--node-id", "2"],
+    );
+    assert_eq!(code, 1, "{err}");
+    write_secret(
+        &other,
+        b"not the secret this cluster was started with\n",
+        0o644,
+    );
+    let (code, _, err) = cohort_cluster_with(Some(&other), &["status", "--bootstrap", &bootstrap]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("mode 0644"), "{err}");
+    assert_eq!(
+        c.raft_status(1).unwrap()["voters"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     let mut c = c;
     let victim = NODES.into_iter().find(|n| *n != leader).unwrap();
     c.kill9(victim);

@@ -110,16 +110,25 @@ fn idle_sockets_and_trickled_frames_on_the_raft_port_move_neither_leader_nor_ter
                 std::thread::sleep(Duration::from_millis(50));
             }
         });
-        // Frames announcing 64 MiB, their bodies trickled a byte at a time.
+        // Frames announcing 64 MiB, their bodies trickled a byte at a time (the port, which
+        // wants an authentication hello first, refuses them on their length), and
+        // authentication hellos trickled the same way (they run into the handshake timeout).
         scope.spawn(|| {
             let mut trickling: Vec<TcpStream> = Vec::new();
+            let mut opened = 0u64;
             while started.elapsed() < attack {
                 if trickling.len() < 40 {
                     if let Ok(mut s) =
                         TcpStream::connect_timeout(&target, Duration::from_millis(200))
                     {
-                        let _ = s.write_all(&(64u32 << 20).to_be_bytes());
-                        let _ = s.write_all(&[1]);
+                        opened += 1;
+                        if opened.is_multiple_of(2) {
+                            let _ = s.write_all(&(64u32 << 20).to_be_bytes());
+                            let _ = s.write_all(&[1]);
+                        } else {
+                            // A hello's length (42 bytes) and kind (0x10), then a byte a tick.
+                            let _ = s.write_all(&[0, 0, 0, 42, 0x10]);
+                        }
                         trickling.push(s);
                     }
                 }
@@ -169,8 +178,13 @@ fn idle_sockets_and_trickled_frames_on_the_raft_port_move_neither_leader_nor_ter
         counted("raft_peer_connections_refused_total"),
         counted("raft_peer_connections_timed_out_total"),
     );
+    eprintln!(
+        "authentication failures {}",
+        counted("raft_peer_authentication_failures_total")
+    );
     assert!(counted("raft_peer_connections_evicted_total") > 0.0);
     assert!(counted("raft_peer_connections_timed_out_total{reason=\"handshake\"}") > 0.0);
+    assert!(counted("raft_peer_authentication_failures_total") > 0.0);
     assert!(
         peak_fds <= fds0 + 64 + 16,
         "the port held {peak_fds} descriptors (cap 64)"

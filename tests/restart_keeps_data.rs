@@ -184,11 +184,14 @@ fn partitions_written_just_before_a_sigkill_survive_a_node_and_a_cluster_restart
     assert_readable(&second, &kafka, &|| c.logs());
 }
 
-fn cohort_cluster(args: &[&str]) -> (i32, String) {
+/// `cohort cluster ARGS` with the cluster's secret.
+fn cohort_cluster(c: &ScriptCluster, args: &[&str]) -> (i32, String) {
     let out = run(
         Command::new(env!("CARGO_BIN_EXE_cohort"))
             .arg("cluster")
-            .args(args),
+            .args(args)
+            .arg("--cluster-secret-file")
+            .arg(c.secret_file()),
         Duration::from_secs(90),
     );
     (
@@ -212,19 +215,31 @@ fn a_node_that_joined_keeps_its_partitions_across_a_sigkill() {
         .unwrap()
         .to_string();
     let node4_dir = dir.path().join("node-4");
-    let node4_args = ["--node-id", "4", "--raft", &raft4, "--join"];
-    let mut fourth = Cohort::start(&node4_dir, &node4_args);
-    let (code, out) = cohort_cluster(&[
-        "add-voter",
-        "--bootstrap",
-        &c.raft(1).to_string(),
+    let secret = c.secret_file();
+    let node4_args = [
         "--node-id",
         "4",
-        "--node-raft",
+        "--raft",
         &raft4,
-        "--node-kafka",
-        &fourth.bootstrap(),
-    ]);
+        "--join",
+        "--cluster-secret-file",
+        secret.to_str().unwrap(),
+    ];
+    let mut fourth = Cohort::start(&node4_dir, &node4_args);
+    let (code, out) = cohort_cluster(
+        &c,
+        &[
+            "add-voter",
+            "--bootstrap",
+            &c.raft(1).to_string(),
+            "--node-id",
+            "4",
+            "--node-raft",
+            &raft4,
+            "--node-kafka",
+            &fourth.bootstrap(),
+        ],
+    );
     assert_eq!(code, 0, "{out}\n{}", fourth.log());
     let leader = c.wait_controller(&NODES, Duration::from_secs(30));
 

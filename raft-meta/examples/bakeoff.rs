@@ -88,6 +88,16 @@ fn in_flight() -> usize {
         .unwrap_or(Tuning::default().batches_in_flight_max)
 }
 
+/// The bake-off's nodes authenticate as a secured cluster does: the figures include the
+/// sealing of every peer frame.
+fn bakeoff_auth() -> raft_meta::network::PeerAuth {
+    match raft_meta::network::ClusterSecret::from_bytes(b"the bake-off's cluster secret, 32+ bytes")
+    {
+        Ok(secret) => raft_meta::network::PeerAuth::Secret(secret),
+        Err(_) => raft_meta::network::PeerAuth::Open,
+    }
+}
+
 fn tuning() -> Tuning {
     Tuning {
         batches_in_flight_max: in_flight(),
@@ -132,6 +142,7 @@ async fn start_cluster(
             store,
             bootstrap,
             tuning: t.clone(),
+            peer_auth: bakeoff_auth(),
         };
         nodes.push(Some(
             MetaNode::start_on(config, l, KvApp::new()).await.unwrap(),
@@ -387,6 +398,7 @@ async fn start_cluster_at(store: RaftStore, dir: &Path) -> Vec<MetaNode<KvApp>> 
         store,
         bootstrap: Bootstrap::Single,
         tuning: tuning(),
+        peer_auth: bakeoff_auth(),
     };
     vec![MetaNode::start_on(config, l, KvApp::new()).await.unwrap()]
 }
@@ -463,6 +475,7 @@ async fn section_failover(quick: bool) {
                 elections,
                 ..Tuning::default()
             },
+            peer_auth: bakeoff_auth(),
         };
         let mut nodes: Vec<Option<Arc<MetaNode<KvApp>>>> = Vec::new();
         for (i, l) in listeners.into_iter().enumerate() {

@@ -197,22 +197,86 @@ impl Control {
         }
     }
 
-    /// Adds `node_id` as a learner, waits until it has caught up, then makes it a voter.
+    /// Adds `node_id` as a learner, waits until it has caught up, then makes it a voter. A
+    /// learner the leader makes no progress replicating to for four request timeouts is
+    /// removed again: promoting it would make a voter that can never vote, and a quorum of the
+    /// others a requirement (openraft's own blocking wait gives up after half a second and
+    /// returns success all the same).
     pub async fn add_voter(
         &self,
         node_id: NodeId,
         info: NodeInfo,
     ) -> Result<ClusterStatus, MembershipError> {
         let m = self.raft.metrics().borrow().clone();
-        self.raft
-            .add_learner(node_id, info, true)
+        let added = self
+            .raft
+            .add_learner(node_id, info, false)
             .await
             .map_err(|e| map_write_error(e, &m))?;
+        let stall_max = self.request_timeout.saturating_mul(4);
+        if !self.caught_up(node_id, added.log_id, stall_max).await {
+            self.raft
+                .change_membership(ChangeMembers::RemoveNodes(BTreeSet::from([node_id])), false)
+                .await
+                .map_err(|e| map_write_error(e, &m))?;
+            return Err(MembershipError::NotCaughtUp {
+                node: node_id,
+                stalled_ms: stall_max.as_millis() as u64,
+            });
+        }
         self.raft
             .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([node_id])), false)
             .await
             .map_err(|e| map_write_error(e, &m))?;
         Ok(self.status())
+    }
+
+    /// Whether the leader's replication to `node_id` reaches `upto`, waiting as long as it
+    /// progresses and at most `stall_max` without progress.
+    async fn caught_up(
+        &self,
+        node_id: NodeId,
+        upto: crate::types::LogId,
+        stall_max: Duration,
+    ) -> bool {
+        let mut metrics = self.raft.metrics();
+        let mut best = None;
+        loop {
+            {
+                let m = metrics.borrow_and_update();
+                let Some(replication) = &m.replication else {
+                    return false; // no longer the leader
+                };
+                let matched = replication.get(&node_id).cloned().flatten();
+                if matched.is_some_and(|l| l >= upto) {
+                    return true;
+                }
+                if matched > best {
+                    best = matched;
+                    // Progress: the stall timer below starts again.
+                }
+            }
+            let before = best;
+            let waited = tokio::time::timeout(stall_max, async {
+                loop {
+                    if metrics.changed().await.is_err() {
+                        return false;
+                    }
+                    let m = metrics.borrow();
+                    let matched = m
+                        .replication
+                        .as_ref()
+                        .and_then(|r| r.get(&node_id).cloned().flatten());
+                    if matched > before || m.replication.is_none() {
+                        return true;
+                    }
+                }
+            })
+            .await;
+            if !matches!(waited, Ok(true)) {
+                return false;
+            }
+        }
     }
 
     /// Removes `node_id` from the voters and from the cluster.

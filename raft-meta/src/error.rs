@@ -55,6 +55,10 @@ pub enum MembershipError {
     UnknownNode(u64),
     #[error("membership change failed: {0}")]
     Raft(String),
+    /// The leader could not replicate to the new node (unreachable, or it refuses the leader:
+    /// another `--cluster-secret-file`); it was removed again, the membership is as before.
+    #[error("node {node} did not catch up (no progress for {stalled_ms} ms: unreachable, or started with another --cluster-secret-file?); not added")]
+    NotCaughtUp { node: u64, stalled_ms: u64 },
 }
 
 #[derive(Debug, thiserror::Error)]

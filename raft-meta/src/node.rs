@@ -157,6 +157,9 @@ pub struct NodeConfig {
     pub store: RaftStore,
     pub bootstrap: Bootstrap,
     pub tuning: Tuning,
+    /// How the peer port authenticates: `Open` (whoever connects), or the cluster secret every
+    /// node and `cohort cluster` must prove (decision 0155).
+    pub peer_auth: crate::network::PeerAuth,
 }
 
 /// A running Raft node replicating an application `A`.
@@ -306,7 +309,11 @@ impl<A: Application> MetaNode<A> {
 
         let transport_paused = Arc::new(AtomicBool::new(false));
         let lease = Arc::new(LeaderLease::new(config.node_id, tuning.leader_lease()));
-        let network = NetworkFactory::new(transport_paused.clone(), lease.clone());
+        let network = NetworkFactory::new(
+            transport_paused.clone(),
+            lease.clone(),
+            config.peer_auth.clone(),
+        );
         let raft = Raft::new(
             config.node_id,
             Arc::new(raft_config),
@@ -358,6 +365,8 @@ impl<A: Application> MetaNode<A> {
             control.clone(),
             transport_paused.clone(),
             tuning.peer_port,
+            config.peer_auth.clone(),
+            config.node_id,
         )));
 
         let (leader_tx, leader_rx) = watch::channel(None);

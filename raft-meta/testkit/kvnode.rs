@@ -6,7 +6,7 @@
 //! raft-meta-kvnode --id 1 --dir D [--listen 127.0.0.1:0] [--client 127.0.0.1:0]
 //!                  [--store sled|segments] [--bootstrap single|join|cluster --peers 1=H:P,2=H:P,...]
 //!                  [--snapshot-every N] [--heartbeat-ms N] [--election-ms MIN-MAX]
-//!                  [--elections pre-vote|openraft]
+//!                  [--elections pre-vote|openraft] [--cluster-secret-file F]
 //! prints:  READY raft=H:P client=H:P
 //! client lines:  PUT k v | GET k | LOCALGET k | COUNT | LOCALCOUNT | STATUS | ADDVOTER id raft kafka | REMOVEVOTER id
 //! ```
@@ -16,12 +16,13 @@ mod kv;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use kv::{KvApp, KvCommand, KvReply};
+use raft_meta::network::PeerAuth;
 use raft_meta::{
     Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec, RaftStore, ReadError, Tuning, WriteError,
 };
@@ -118,6 +119,11 @@ async fn main() -> ExitCode {
         Ok(l) => l,
         Err(e) => return usage(&format!("cannot bind client port {client_listen}: {e}")),
     };
+    let secret_file = get("cluster-secret-file");
+    let peer_auth = match PeerAuth::from_file(secret_file.as_deref().map(Path::new)) {
+        Ok(auth) => auth,
+        Err(e) => return usage(&format!("--cluster-secret-file: {e}")),
+    };
     let config = NodeConfig {
         node_id: id,
         listen_addr: listen,
@@ -127,6 +133,7 @@ async fn main() -> ExitCode {
         store,
         bootstrap,
         tuning,
+        peer_auth,
     };
     let node = match MetaNode::start(config, KvApp::new()).await {
         Ok(node) => Arc::new(node),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{listeners, run_alone, tuning, wait_for};
+use common::{listeners, peer_auth, run_alone, tuning, wait_for};
 use raft_meta::app::{Application, Record, RestoreError, Undecodable};
 use raft_meta::cohort_app::{AppReply, Body, CohortApp, Envelope, TopicLimits};
 use raft_meta::format::tags;
@@ -55,6 +55,7 @@ fn config(
         store: RaftStore::Segments,
         bootstrap,
         tuning: t,
+        peer_auth: peer_auth(),
     }
 }
 

@@ -72,6 +72,7 @@ async fn restart_from_fixture(name: &str, store: RaftStore) {
         store,
         bootstrap: Bootstrap::Single,
         tuning: Tuning::default(),
+        peer_auth: raft_meta::network::PeerAuth::Open,
     };
     let node = MetaNode::start(config, workload::new_app()).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);

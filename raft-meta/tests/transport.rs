@@ -27,7 +27,9 @@ async fn admin_status_and_garbage() {
     wait_for("leader", Duration::from_secs(10), || node.is_leader()).await;
     let addr = node.raft_addr().to_string();
 
-    let status = admin::status(&addr, Duration::from_secs(2)).await.unwrap();
+    let status = admin::status(&addr, &peer_auth(), Duration::from_secs(2))
+        .await
+        .unwrap();
     assert_eq!(status.node_id, 7);
     assert_eq!(status.role, "leader");
     assert_eq!(
@@ -38,7 +40,7 @@ async fn admin_status_and_garbage() {
     assert!(status.to_string().contains("leader    7"), "{status}");
 
     // Removing a node that is not a voter is refused with a reason, over the wire.
-    let refused = admin::remove_voter(&addr, 99, Duration::from_secs(2)).await;
+    let refused = admin::remove_voter(&addr, &peer_auth(), 99, Duration::from_secs(2)).await;
     assert!(
         matches!(refused, Err(admin::AdminError::Refused(_))),
         "{refused:?}"
@@ -62,7 +64,9 @@ async fn admin_status_and_garbage() {
     }
     write_put(&node, "still", "alive").await.unwrap();
     assert_eq!(get(&node, "still").await.unwrap(), "alive");
-    let status = admin::status(&addr, Duration::from_secs(2)).await.unwrap();
+    let status = admin::status(&addr, &peer_auth(), Duration::from_secs(2))
+        .await
+        .unwrap();
     assert!(status.applied_index.is_some());
     node.shutdown().await;
 }

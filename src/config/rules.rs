@@ -470,6 +470,18 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
                 (ids.len() != peers.len()).then(|| format!("{:?}", a.cluster.peers.join(",")))
             },
         ),
+        Rule::new(
+            "--cluster-secret-file",
+            format!(
+                "a regular file only its owner may read (mode 600) holding {} to {} bytes",
+                raft_meta::network::secret::SECRET_BYTES_MIN,
+                raft_meta::network::secret::SECRET_BYTES_MAX
+            ),
+            |a: &ServeArgs| {
+                // The error names the path and the rule broken, never the file's contents.
+                a.cluster.peer_auth().err().map(|e| e.to_string())
+            },
+        ),
         Rule::new("--raft-store", "segments or sled", |a: &ServeArgs| {
             a.cluster
                 .store()
@@ -855,6 +867,62 @@ mod tests {
               ["--node-id", "4", "--peers", "1@h:1@h:2,2@h:3@h:4"],
               ["--peers", "1@h:1@h:2,1@h:3@h:4"]],
         good: [["--node-id", "2", "--peers", "1@h:1@h:2,2@h:3@h:4"]]);
+    /// `--cluster-secret-file` reads its file: each case writes one into a fresh directory
+    /// with `mode`.
+    fn secret_broken_by(contents: Option<&[u8]>, mode: u32) -> Vec<Broken> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cluster.secret");
+        if let Some(bytes) = contents {
+            std::fs::write(&file, bytes).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        broken_by(&["--cluster-secret-file", file.to_str().unwrap()])
+    }
+
+    fn assert_secret_rule(broken: &[Broken], why: &str) {
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!(broken[0].flag, "--cluster-secret-file");
+        assert!(broken[0].value.contains(why), "{:?}", broken[0].value);
+    }
+
+    const SECRET: &[u8] = b"0123456789abcdef0123456789abcdef\n";
+
+    #[test]
+    fn cluster_secret_file_exists() {
+        assert_secret_rule(&secret_broken_by(None, 0o600), "cannot be read");
+    }
+
+    #[test]
+    fn cluster_secret_file_is_a_regular_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let broken = broken_by(&["--cluster-secret-file", dir.path().to_str().unwrap()]);
+        assert_secret_rule(&broken, "not a regular file");
+    }
+
+    #[test]
+    fn cluster_secret_file_is_readable_by_its_owner_only() {
+        assert_secret_rule(&secret_broken_by(Some(SECRET), 0o644), "mode 0644");
+        assert_secret_rule(&secret_broken_by(Some(SECRET), 0o660), "mode 0660");
+        assert_eq!(secret_broken_by(Some(SECRET), 0o600), vec![]);
+        assert_eq!(secret_broken_by(Some(SECRET), 0o400), vec![]);
+    }
+
+    #[test]
+    fn cluster_secret_file_holds_32_bytes_at_least_and_never_shows_them() {
+        let broken = secret_broken_by(Some(b"short-secret-value\n"), 0o600);
+        assert_secret_rule(&broken, "18 bytes, fewer than 32");
+        assert!(!broken[0].to_string().contains("short-secret-value"));
+        assert_secret_rule(&secret_broken_by(Some(b""), 0o600), "0 bytes");
+    }
+
+    #[test]
+    fn cluster_secret_file_holds_4096_bytes_at_most() {
+        let huge = vec![b'k'; 4097];
+        assert_secret_rule(&secret_broken_by(Some(&huge), 0o600), "more than 4096");
+        assert_eq!(secret_broken_by(Some(&huge[..4096]), 0o600), vec![]);
+    }
+
     rejects!(raft_store_is_known, "--raft-store",
         bad: [["--raft-store", "nope"]], good: [["--raft-store", "sled"]]);
     rejects!(raft_snapshot_every_entries_is_not_zero, "--raft-snapshot-every-entries",

@@ -28,8 +28,15 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             config.advertised_port
         ),
         format!(
-            "raft: {membership}, listen {}, store {}, snapshot every {} entries",
-            cluster.raft_listen, cluster.raft_store, cluster.raft_snapshot_every_entries
+            "raft: {membership}, listen {} ({}), store {}, snapshot every {} entries",
+            cluster.raft_listen,
+            if cluster.cluster_secret_file.is_some() {
+                "peers prove the cluster secret"
+            } else {
+                "open to anyone"
+            },
+            cluster.raft_store,
+            cluster.raft_snapshot_every_entries
         ),
         format!(
             "topics: {durability}, retention checked every {} ms, auto-create {}, default \

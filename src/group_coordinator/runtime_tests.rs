@@ -92,6 +92,7 @@ async fn start_node(
         raft_snapshot_every_entries: 20_000,
         raft_batch_max_commands: 4096,
         raft_batches_in_flight: 2,
+        cluster_secret_file: None,
         peer_port: Default::default(),
     };
     let group = GroupArgs {

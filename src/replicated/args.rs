@@ -46,6 +46,13 @@ pub struct ClusterArgs {
     #[arg(long, default_value_t = 2)]
     pub raft_batches_in_flight: u32,
 
+    /// A file holding the cluster secret (at least 32 bytes, mode 600): peers, forwarded
+    /// writes and `cohort cluster` must prove it on the Raft port (challenge–response; it never
+    /// travels), and every frame after is authenticated. Every node gets the same file. Without
+    /// it the Raft port is open to whoever reaches it.
+    #[arg(long)]
+    pub cluster_secret_file: Option<std::path::PathBuf>,
+
     /// Caps and timeouts of the Raft peer port.
     #[command(flatten)]
     pub peer_port: crate::server::limits::PeerPortArgs,
@@ -111,6 +118,8 @@ pub enum ArgsError {
     Peer(String),
     #[error("--raft-store: {0}")]
     Store(String),
+    #[error("--cluster-secret-file {0}")]
+    Secret(#[from] raft_meta::network::SecretFileError),
 }
 
 impl ClusterArgs {
@@ -124,6 +133,13 @@ impl ClusterArgs {
             peer_port: self.peer_port.limits(),
             ..raft_meta::Tuning::default()
         }
+    }
+
+    /// How the Raft port authenticates: the secret in `--cluster-secret-file`, or open.
+    pub fn peer_auth(&self) -> Result<raft_meta::network::PeerAuth, ArgsError> {
+        Ok(raft_meta::network::PeerAuth::from_file(
+            self.cluster_secret_file.as_deref(),
+        )?)
     }
 
     pub fn store(&self) -> Result<RaftStore, ArgsError> {
@@ -196,6 +212,7 @@ mod tests {
             raft_snapshot_every_entries: 1000,
             raft_batch_max_commands: 4096,
             raft_batches_in_flight: 2,
+            cluster_secret_file: None,
             peer_port: Default::default(),
         }
     }

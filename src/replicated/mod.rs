@@ -83,6 +83,7 @@ pub(crate) async fn start_with(
     let node_id = u64::try_from(node_id).map_err(|_| args::ArgsError::NodeId(node_id))?;
     let bootstrap = cluster.bootstrap(node_id)?;
     let store = cluster.store()?;
+    let peer_auth = cluster.peer_auth()?;
     let inbox = EffectsInbox::new();
     let app = CohortApp::new(
         group.coordinator_config(),
@@ -99,6 +100,7 @@ pub(crate) async fn start_with(
         store,
         bootstrap,
         tuning: cluster.tuning(),
+        peer_auth,
     };
     if matches!(config.bootstrap, Bootstrap::Single) {
         tracing::info!("no peers: running as a one-voter cluster");

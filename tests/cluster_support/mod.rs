@@ -211,11 +211,18 @@ impl ScriptCluster {
         }
     }
 
+    /// The cluster secret `cluster.sh` generated; every node proves it on its Raft port.
+    pub fn secret_file(&self) -> PathBuf {
+        self.dir.join("cluster.secret")
+    }
+
     /// `cohort cluster status --json` asked of node `n` only.
     pub fn raft_status(&self, n: u64) -> Option<serde_json::Value> {
         let out = run(
             Command::new(env!("CARGO_BIN_EXE_cohort"))
                 .args(["cluster", "status", "--json", "--timeout-ms", "2000"])
+                .arg("--cluster-secret-file")
+                .arg(self.secret_file())
                 .args(["--bootstrap", &self.raft(n).to_string()]),
             Duration::from_secs(20),
         );

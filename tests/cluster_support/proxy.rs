@@ -225,9 +225,14 @@ fn frame_len(buf: &[u8]) -> Option<usize> {
     (buf.len() >= 4 + len).then_some(4 + len)
 }
 
-/// The node that sent a request frame, when the request names it.
+/// The node that sent a request frame, when the request names it. Requests are version 1
+/// (open port) or 2 (sealed: the payload, then the tag, which postcard leaves unread); the
+/// authentication handshake's messages (0x10 and up) name no sender.
 fn sender_of(frame: &[u8]) -> Option<u64> {
     use raft_meta::network::rpc::RpcRequest;
+    if !matches!(frame.get(4), Some(1 | 2)) {
+        return None;
+    }
     let request: RpcRequest = postcard::from_bytes(frame.get(5..)?).ok()?;
     match request {
         RpcRequest::AppendEntries(r) => r.vote.leader_id().voted_for(),

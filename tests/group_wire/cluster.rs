@@ -86,7 +86,27 @@ pub fn start(dir: &Path, n: u64, extra: &[&str]) -> Vec<Node> {
     unreachable!("the last attempt returns or panics")
 }
 
+/// The cluster secret every node proves on its Raft port (as `scripts/cluster.sh` sets up).
+fn secret_file(dir: &Path) -> Result<String, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join("cluster.secret");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    std::io::Write::write_all(
+        &mut file,
+        b"group wire tests: the cluster's shared secret\n",
+    )
+    .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
+}
+
 fn try_start(dir: &Path, n: u64, extra: &[&str]) -> Result<Vec<Node>, String> {
+    let secret = secret_file(dir)?;
     let ports: Vec<(u16, u16)> = (0..n).map(|_| (free_port(), free_port())).collect();
     let peers = (1..=n)
         .zip(&ports)
@@ -111,6 +131,8 @@ fn try_start(dir: &Path, n: u64, extra: &[&str]) -> Result<Vec<Node>, String> {
                 format!("127.0.0.1:{raft}"),
                 "--peers".into(),
                 peers.clone(),
+                "--cluster-secret-file".into(),
+                secret.clone(),
             ];
             args.extend(extra.iter().map(|a| a.to_string()));
             let (child, http) = spawn(id, &args, &log_path)?;

@@ -5,8 +5,9 @@
 //!  rpc ─► backoff says wait? ── yes ─► Unreachable (costs nothing)
 //!           │ no
 //!           ▼
-//!        idle connection, or connect (bounded by the RPC's deadline)
-//!           │ connect fails ─► backoff doubles (50 ms .. 2 s) ─► Unreachable
+//!        idle connection, or connect and (with a secret) authenticate, bounded by the
+//!        RPC's deadline
+//!           │ connect or authentication fails ─► backoff doubles (50 ms .. 2 s) ─► Unreachable
 //!           ▼
 //!        write frame, read frame, all under the RPC's hard deadline
 //!           │ io error / timeout ─► drop that connection ─► Network / Timeout
@@ -34,8 +35,11 @@ use openraft::RPCTypes;
 use tokio::net::TcpStream;
 
 use crate::lease::LeaderLease;
-use crate::network::frame::{read_frame, write_frame, FrameError};
+use crate::network::channel::Channel;
+use crate::network::frame::FrameError;
+use crate::network::handshake::{self, AuthError};
 use crate::network::rpc::{RpcRequest, RpcResponse};
+use crate::network::secret::PeerAuth;
 use crate::types::{NodeId, NodeInfo, TypeConfig};
 
 /// Idle connections kept per peer; more concurrent RPCs open more, then the surplus closes.
@@ -56,6 +60,8 @@ pub enum CallError {
     Timeout { addr: String, after: Duration },
     #[error("rpc to {addr} failed: {source}")]
     Frame { addr: String, source: FrameError },
+    #[error("peer {addr}: {source}")]
+    Unauthenticated { addr: String, source: AuthError },
     #[error("peer {addr} answered a {got} to a {sent}")]
     Mismatch {
         addr: String,
@@ -74,15 +80,22 @@ struct BackoffState {
 #[derive(Debug)]
 pub(crate) struct Peer {
     addr: String,
+    /// How to prove the cluster secret, if any.
+    auth: PeerAuth,
+    /// The node expected at `addr` (`None`: whichever answers, for the CLI); with a secret, a
+    /// connection that reaches another node fails its handshake.
+    target: Option<NodeId>,
     /// Idle connections and when each was put back, most recent last.
-    idle: Mutex<Vec<(TcpStream, Instant)>>,
+    idle: Mutex<Vec<(Channel, Instant)>>,
     backoff: Mutex<BackoffState>,
 }
 
 impl Peer {
-    pub(crate) fn new(addr: String) -> Self {
+    pub(crate) fn new(addr: String, auth: PeerAuth, target: Option<NodeId>) -> Self {
         Self {
             addr,
+            auth,
+            target,
             idle: Mutex::new(Vec::new()),
             backoff: Mutex::new(BackoffState {
                 next_attempt: None,
@@ -91,14 +104,14 @@ impl Peer {
         }
     }
 
-    fn take_idle(&self) -> Option<TcpStream> {
+    fn take_idle(&self) -> Option<Channel> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         // The oldest are at the front: drop those unused too long (the server may close them).
         idle.retain(|(_, since)| since.elapsed() < POOLED_IDLE_MAX);
         idle.pop().map(|(conn, _)| conn)
     }
 
-    fn put_idle(&self, conn: TcpStream) {
+    fn put_idle(&self, conn: Channel) {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if idle.len() < IDLE_CONNECTIONS_MAX {
             idle.push((conn, Instant::now()));
@@ -138,35 +151,13 @@ impl Peer {
                         reason: "backing off after a failed connect".to_owned(),
                     });
                 }
-                let connect = TcpStream::connect(&self.addr);
-                match tokio::time::timeout(deadline.min(CONNECT_TIMEOUT_MAX), connect).await {
-                    Ok(Ok(conn)) => {
-                        // Raft messages are small and latency-bound.
-                        let _ = conn.set_nodelay(true);
-                        self.connected();
-                        conn
-                    }
-                    Ok(Err(e)) => {
-                        self.connect_failed();
-                        return Err(CallError::Unreachable {
-                            addr: self.addr.clone(),
-                            reason: e.to_string(),
-                        });
-                    }
-                    Err(_) => {
-                        self.connect_failed();
-                        return Err(CallError::Unreachable {
-                            addr: self.addr.clone(),
-                            reason: "connect timed out".to_owned(),
-                        });
-                    }
-                }
+                self.open(started, deadline).await?
             }
         };
         let remaining = deadline.saturating_sub(started.elapsed());
         let exchange = async {
-            write_frame(&mut conn, request).await?;
-            read_frame::<_, RpcResponse>(&mut conn).await
+            conn.send(request).await?;
+            conn.receive::<RpcResponse>().await
         };
         match tokio::time::timeout(remaining, exchange).await {
             Ok(Ok(response)) => {
@@ -185,10 +176,61 @@ impl Peer {
     }
 }
 
+impl Peer {
+    /// A new connection, authenticated when there is a secret, within what is left of
+    /// `deadline` since `started`; a failure starts or lengthens the backoff.
+    async fn open(&self, started: Instant, deadline: Duration) -> Result<Channel, CallError> {
+        let unreachable = |reason: String| CallError::Unreachable {
+            addr: self.addr.clone(),
+            reason,
+        };
+        let connect = TcpStream::connect(&self.addr);
+        let mut stream =
+            match tokio::time::timeout(deadline.min(CONNECT_TIMEOUT_MAX), connect).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => {
+                    self.connect_failed();
+                    return Err(unreachable(e.to_string()));
+                }
+                Err(_) => {
+                    self.connect_failed();
+                    return Err(unreachable("connect timed out".to_owned()));
+                }
+            };
+        // Raft messages are small and latency-bound.
+        let _ = stream.set_nodelay(true);
+        let seal = match &self.auth {
+            PeerAuth::Open => None,
+            PeerAuth::Secret(secret) => {
+                let remaining = deadline.saturating_sub(started.elapsed());
+                let authenticated = handshake::client(&mut stream, secret, self.target);
+                match tokio::time::timeout(remaining, authenticated).await {
+                    Ok(Ok(seal)) => Some(seal),
+                    Ok(Err(source)) => {
+                        self.connect_failed();
+                        return Err(CallError::Unauthenticated {
+                            addr: self.addr.clone(),
+                            source,
+                        });
+                    }
+                    Err(_) => {
+                        self.connect_failed();
+                        return Err(unreachable("authentication timed out".to_owned()));
+                    }
+                }
+            }
+        };
+        self.connected();
+        Ok(Channel::new(stream, seal))
+    }
+}
+
 /// Hands openraft a client per target; keeps one [`Peer`] per target across clients.
 #[derive(Clone)]
 pub struct NetworkFactory {
     peers: Arc<Mutex<HashMap<NodeId, Arc<Peer>>>>,
+    /// How every connection this node opens proves the cluster secret.
+    auth: PeerAuth,
     /// Set while the node is cut off (tests); every call fails as unreachable.
     paused: Arc<AtomicBool>,
     /// Fed with every AppendEntries a peer accepted.
@@ -196,9 +238,10 @@ pub struct NetworkFactory {
 }
 
 impl NetworkFactory {
-    pub fn new(paused: Arc<AtomicBool>, lease: Arc<LeaderLease>) -> Self {
+    pub fn new(paused: Arc<AtomicBool>, lease: Arc<LeaderLease>, auth: PeerAuth) -> Self {
         Self {
             peers: Arc::default(),
+            auth,
             paused,
             lease,
         }
@@ -209,7 +252,11 @@ impl NetworkFactory {
         match peers.get(&target) {
             Some(peer) if peer.addr == info.raft_addr => peer.clone(),
             _ => {
-                let peer = Arc::new(Peer::new(info.raft_addr.clone()));
+                let peer = Arc::new(Peer::new(
+                    info.raft_addr.clone(),
+                    self.auth.clone(),
+                    Some(target),
+                ));
                 peers.insert(target, peer.clone());
                 peer
             }
@@ -279,7 +326,10 @@ impl PeerClient {
         from: NodeId,
     ) -> RPCError<NodeId, NodeInfo, E> {
         match e {
-            CallError::Unreachable { .. } => RPCError::Unreachable(Unreachable::new(&e)),
+            // A peer that fails authentication is as good as unreachable: openraft backs off.
+            CallError::Unreachable { .. } | CallError::Unauthenticated { .. } => {
+                RPCError::Unreachable(Unreachable::new(&e))
+            }
             CallError::Timeout { .. } => RPCError::Timeout(Timeout {
                 action,
                 id: from,

@@ -2,6 +2,10 @@
 //! openraft (or the node's control: pre-votes, forwarded writes, admin) and writing the answer
 //! back. An AppendEntries or snapshot openraft accepted is contact with a leader, which is what
 //! a pre-vote asks about.
+//!
+//! With a cluster secret, a connection must prove it (`handshake`) before its first request is
+//! read, and every frame after is sealed: a stranger, or a peer with another secret, is closed
+//! with one log line before anything it sent reaches openraft, the elector or the admin calls.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,8 +19,15 @@ use crate::control::Control;
 use crate::network::admission::{
     Admission, PeerPortLimits, Ticket, REFUSED_TOTAL, TIMED_OUT_TOTAL,
 };
-use crate::network::frame::{read_frame, write_frame, FrameError};
+use crate::network::channel::Channel;
+use crate::network::frame::FrameError;
+use crate::network::handshake::{self, AuthError};
 use crate::network::rpc::{AdminRequest, AdminResponse, RpcRequest, RpcResponse};
+use crate::network::secret::PeerAuth;
+use crate::types::NodeId;
+
+/// Metric: peer connections closed because they did not prove the cluster secret.
+pub const AUTH_FAILED_TOTAL: &str = "raft_peer_authentication_failures_total";
 
 /// Pause after an accept failed for lack of file descriptors (they free up only when something
 /// closes; retrying at once would spin on the connection left in the backlog).
@@ -28,12 +39,15 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 /// `JoinSet` owned by this task, so aborting it closes every connection too (a stopped node must
 /// not keep answering on old connections). While `paused` is set, accepted connections and
 /// requests are dropped: this is how a test cuts a node off. Admission (caps, eviction of
-/// connections stuck in their handshake) is `admission`'s.
+/// connections stuck in their handshake) is `admission`'s; with a secret in `auth`, each
+/// connection must prove it to node `node` within the handshake timeout.
 pub(crate) async fn serve(
     listener: TcpListener,
     control: Control,
     paused: Arc<AtomicBool>,
     limits: PeerPortLimits,
+    auth: PeerAuth,
+    node: NodeId,
 ) {
     let admission = Admission::new(limits);
     let mut connections = tokio::task::JoinSet::new();
@@ -74,11 +88,14 @@ pub(crate) async fn serve(
                 continue;
             }
         };
-        let control = control.clone();
-        let paused = paused.clone();
-        connections.spawn(serve_connection(
-            stream, peer, control, paused, ticket, limits,
-        ));
+        let port = Port {
+            control: control.clone(),
+            paused: paused.clone(),
+            limits,
+            auth: auth.clone(),
+            node,
+        };
+        connections.spawn(serve_connection(stream, peer, port, ticket));
     }
 }
 
@@ -87,7 +104,7 @@ pub(crate) async fn serve(
 enum ConnectionEnd {
     #[error(transparent)]
     Frame(#[from] FrameError),
-    #[error("no whole first request within {0:?}")]
+    #[error("no authentication and whole first request within {0:?}")]
     HandshakeTimeout(Duration),
     #[error("idle for {0:?}")]
     Idle(Duration),
@@ -95,6 +112,19 @@ enum ConnectionEnd {
     SlowFrame(Duration),
     #[error("evicted while in its handshake to make room for a new connection")]
     Evicted,
+    #[error("authentication failed: {0}")]
+    Auth(#[from] AuthError),
+    #[error("a peer tried to authenticate, but this node has no --cluster-secret-file")]
+    NoSecretHere,
+}
+
+/// What every connection task of one port shares.
+struct Port {
+    control: Control,
+    paused: Arc<AtomicBool>,
+    limits: PeerPortLimits,
+    auth: PeerAuth,
+    node: NodeId,
 }
 
 impl ConnectionEnd {
@@ -108,17 +138,10 @@ impl ConnectionEnd {
     }
 }
 
-async fn serve_connection(
-    mut stream: TcpStream,
-    peer: SocketAddr,
-    control: Control,
-    paused: Arc<AtomicBool>,
-    mut ticket: Ticket,
-    limits: PeerPortLimits,
-) {
+async fn serve_connection(stream: TcpStream, peer: SocketAddr, port: Port, mut ticket: Ticket) {
     let _ = stream.set_nodelay(true);
-    let end = match handshake(&mut stream, &mut ticket, &limits).await {
-        Ok(first) => serve_requests(&mut stream, first, &control, &paused, &limits).await,
+    let end = match handshake(stream, &mut ticket, &port).await {
+        Ok((mut channel, first)) => serve_requests(&mut channel, first, &port).await,
         Err(end) => Err(end),
     };
     match end {
@@ -126,6 +149,9 @@ async fn serve_connection(
         Err(end) => {
             if let Some(reason) = end.timeout_label() {
                 metrics::counter!(TIMED_OUT_TOTAL, "reason" => reason).increment(1);
+            }
+            if matches!(end, ConnectionEnd::Auth(_) | ConnectionEnd::NoSecretHere) {
+                metrics::counter!(AUTH_FAILED_TOTAL).increment(1);
             }
             let level_warn = !matches!(end, ConnectionEnd::Idle(_) | ConnectionEnd::Evicted);
             if level_warn {
@@ -138,48 +164,63 @@ async fn serve_connection(
     drop(ticket);
 }
 
-/// The first whole request, within the handshake timeout; the connection may be evicted
-/// meanwhile. Peer authentication will happen here.
+/// Authentication (with a secret) and the first whole request, within the handshake timeout;
+/// the connection may be evicted meanwhile.
 async fn handshake(
-    stream: &mut TcpStream,
+    mut stream: TcpStream,
     ticket: &mut Ticket,
-    limits: &PeerPortLimits,
-) -> Result<RpcRequest, ConnectionEnd> {
-    let first = tokio::select! {
-        read = tokio::time::timeout(limits.handshake_timeout, read_frame(stream)) => read
-            .map_err(|_| ConnectionEnd::HandshakeTimeout(limits.handshake_timeout))??,
+    port: &Port,
+) -> Result<(Channel, RpcRequest), ConnectionEnd> {
+    let open = matches!(port.auth, PeerAuth::Open);
+    let authenticated_first_request = async {
+        let seal = match &port.auth {
+            PeerAuth::Open => None,
+            PeerAuth::Secret(secret) => {
+                Some(handshake::server(&mut stream, secret, port.node).await?)
+            }
+        };
+        let mut channel = Channel::new(stream, seal);
+        let first = channel.receive().await.map_err(|e| match e {
+            FrameError::BadVersion(handshake::HELLO) if open => ConnectionEnd::NoSecretHere,
+            e => ConnectionEnd::Frame(e),
+        })?;
+        Ok::<_, ConnectionEnd>((channel, first))
+    };
+    let timeout = port.limits.handshake_timeout;
+    let (channel, first) = tokio::select! {
+        read = tokio::time::timeout(timeout, authenticated_first_request) => read
+            .map_err(|_| ConnectionEnd::HandshakeTimeout(timeout))??,
         _ = &mut ticket.evicted => return Err(ConnectionEnd::Evicted),
     };
     if !ticket.established() {
         return Err(ConnectionEnd::Evicted);
     }
-    Ok(first)
+    Ok((channel, first))
 }
 
 /// Answers `first`, then every next request; each must start within the idle timeout and
 /// arrive whole within the handshake timeout of its first bytes.
 async fn serve_requests(
-    stream: &mut TcpStream,
+    channel: &mut Channel,
     first: RpcRequest,
-    control: &Control,
-    paused: &AtomicBool,
-    limits: &PeerPortLimits,
+    port: &Port,
 ) -> Result<(), ConnectionEnd> {
+    let limits = &port.limits;
     let mut request = first;
     loop {
-        if paused.load(Ordering::Relaxed) {
+        if port.paused.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let response = handle(request, control).await;
-        if let Err(e) = write_frame(stream, &response).await {
+        let response = handle(request, &port.control).await;
+        if let Err(e) = channel.send(&response).await {
             tracing::debug!(error = %e, "raft peer went away before the response");
             return Ok(());
         }
-        tokio::time::timeout(limits.idle_timeout, stream.readable())
+        tokio::time::timeout(limits.idle_timeout, channel.readable())
             .await
             .map_err(|_| ConnectionEnd::Idle(limits.idle_timeout))?
             .map_err(FrameError::Io)?;
-        request = tokio::time::timeout(limits.handshake_timeout, read_frame(stream))
+        request = tokio::time::timeout(limits.handshake_timeout, channel.receive())
             .await
             .map_err(|_| ConnectionEnd::SlowFrame(limits.handshake_timeout))??;
     }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use kv::{KvApp, KvCommand, KvReply};
+use raft_meta::network::{ClusterSecret, PeerAuth};
 use raft_meta::{Bootstrap, MetaNode, NodeConfig, PeerSpec, RaftStore, Tuning, WriteError};
 use tokio::net::TcpListener;
 
@@ -54,6 +55,15 @@ pub fn tuning() -> Tuning {
     }
 }
 
+/// The cluster secret the test nodes share: every harness node proves it on its peer port, so
+/// the authenticated path is the one every cluster test runs.
+pub const TEST_CLUSTER_SECRET: &str = "raft-meta tests: the cluster secret every node shares";
+
+/// How harness nodes (and the admin calls of tests) authenticate.
+pub fn peer_auth() -> PeerAuth {
+    PeerAuth::Secret(ClusterSecret::from_bytes(TEST_CLUSTER_SECRET.as_bytes()).unwrap())
+}
+
 pub async fn start(
     id: u64,
     dir: &Path,
@@ -71,6 +81,7 @@ pub async fn start(
         store,
         bootstrap,
         tuning,
+        peer_auth: peer_auth(),
     };
     MetaNode::start_on(config, listener, KvApp::new())
         .await

@@ -10,6 +10,24 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader as TokioBufReader};
 use tokio::net::TcpStream;
 
+const CLUSTER_SECRET: &str = "raft-meta process tests: the secret every node shares";
+
+/// The cluster secret every node proves on its peer port (the secure path is the one
+/// tested): one file beside the node's directory, the same bytes for every node.
+fn secret_file(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.with_extension("secret");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, CLUSTER_SECRET.as_bytes()).unwrap();
+    path
+}
+
 /// A child node; dropped = SIGKILLed (by its PID, through `Child::kill`).
 pub struct KvProc {
     pub child: Child,
@@ -19,8 +37,11 @@ pub struct KvProc {
 
 impl KvProc {
     pub fn spawn(id: u64, dir: &Path, store: &str, listen: &str, extra: &[&str]) -> KvProc {
+        let secret = secret_file(dir);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_raft-meta-kvnode"));
         cmd.args([
+            "--cluster-secret-file",
+            secret.to_str().unwrap(),
             "--id",
             &id.to_string(),
             "--dir",

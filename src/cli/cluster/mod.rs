@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use raft_meta::network::admin::{self, AdminError};
+use raft_meta::network::PeerAuth;
 use raft_meta::{ClusterStatus, NodeId, NodeInfo};
 
 use format::{exit, health, render_membership, render_status};
@@ -51,6 +52,20 @@ pub struct Contact {
     /// used.
     #[arg(long, alias = "raft-addr", value_delimiter = ',', required = true)]
     pub bootstrap: Vec<String>,
+    /// The cluster secret the nodes were started with (`cohort serve --cluster-secret-file`):
+    /// proven to the node, never sent. Without it, only a node with an open Raft port answers.
+    #[arg(long)]
+    pub cluster_secret_file: Option<std::path::PathBuf>,
+}
+
+impl Contact {
+    /// How to authenticate to the nodes; a bad secret file is a usage error.
+    fn auth(&self, command: &str, err: &mut dyn Write) -> Result<PeerAuth, i32> {
+        PeerAuth::from_file(self.cluster_secret_file.as_deref()).map_err(|e| {
+            let _ = writeln!(err, "cohort cluster {command}: --cluster-secret-file {e}");
+            exit::USAGE
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -125,11 +140,15 @@ pub async fn run(args: ClusterArgs, out: &mut dyn Write, err: &mut dyn Write) ->
                 let _ = writeln!(err, "cohort cluster add-voter: {problem}");
                 return exit::USAGE;
             }
+            let auth = match a.contact.auth("add-voter", err) {
+                Ok(auth) => auth,
+                Err(code) => return code,
+            };
             let timeout = Duration::from_millis(a.timeout_ms);
             let node_id = a.node_id;
-            let outcome = on_leader(&a.contact, timeout, |leader_raft| {
-                let info = info.clone();
-                async move { admin::add_voter(&leader_raft, node_id, info, timeout).await }
+            let outcome = on_leader(&a.contact, &auth, timeout, |leader_raft| {
+                let (info, auth) = (info.clone(), auth.clone());
+                async move { admin::add_voter(&leader_raft, &auth, node_id, info, timeout).await }
             })
             .await;
             membership_changed(
@@ -141,10 +160,15 @@ pub async fn run(args: ClusterArgs, out: &mut dyn Write, err: &mut dyn Write) ->
             )
         }
         ClusterCommand::RemoveVoter(a) => {
+            let auth = match a.contact.auth("remove-voter", err) {
+                Ok(auth) => auth,
+                Err(code) => return code,
+            };
             let timeout = Duration::from_millis(a.timeout_ms);
             let node_id = a.node_id;
-            let outcome = on_leader(&a.contact, timeout, |leader_raft| async move {
-                admin::remove_voter(&leader_raft, node_id, timeout).await
+            let outcome = on_leader(&a.contact, &auth, timeout, |leader_raft| {
+                let auth = auth.clone();
+                async move { admin::remove_voter(&leader_raft, &auth, node_id, timeout).await }
             })
             .await;
             membership_changed(
@@ -170,8 +194,12 @@ fn check_addr(addr: &str) -> Result<(), String> {
 }
 
 async fn status(a: StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let auth = match a.contact.auth("status", err) {
+        Ok(auth) => auth,
+        Err(code) => return code,
+    };
     let timeout = Duration::from_millis(a.timeout_ms);
-    let report = match report::gather(&a.contact.bootstrap, timeout).await {
+    let report = match report::gather(&a.contact.bootstrap, &auth, timeout).await {
         Ok(r) => r,
         Err(e) => {
             let _ = writeln!(err, "cohort cluster status: {e}");
@@ -206,6 +234,7 @@ enum ChangeFailure {
 /// leader once if it moved in between.
 async fn on_leader<F, Fut>(
     contact: &Contact,
+    auth: &PeerAuth,
     timeout: Duration,
     change: F,
 ) -> Result<ClusterStatus, ChangeFailure>
@@ -216,7 +245,7 @@ where
     let ask_timeout = timeout.min(Duration::from_secs(5));
     let mut attempts = 0;
     loop {
-        let (_, view) = report::first_status(&contact.bootstrap, ask_timeout)
+        let (_, view) = report::first_status(&contact.bootstrap, auth, ask_timeout)
             .await
             .map_err(|e| ChangeFailure::Failed(e.to_string()))?;
         let Some(leader) = view.leader else {

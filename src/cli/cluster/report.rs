@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use kafka_protocol::messages::{ApiKey, MetadataRequest};
-use raft_meta::network::admin;
+use raft_meta::network::{admin, PeerAuth};
 use raft_meta::{ClusterStatus, NodeId, NodeInfo};
 use serde::Serialize;
 
@@ -67,11 +67,12 @@ pub enum ReportError {
 /// The status of the first of `bootstrap` that answers, with the address that did.
 pub async fn first_status(
     bootstrap: &[String],
+    auth: &PeerAuth,
     timeout: Duration,
 ) -> Result<(String, ClusterStatus), ReportError> {
     let mut last = String::from("no address given");
     for addr in bootstrap {
-        match admin::status(addr, timeout).await {
+        match admin::status(addr, auth, timeout).await {
             Ok(status) => return Ok((addr.clone(), status)),
             Err(e) => last = format!("{addr}: {e}"),
         }
@@ -83,8 +84,12 @@ pub async fn first_status(
 }
 
 /// Asks `bootstrap` for the membership, then every member for its status and Metadata.
-pub async fn gather(bootstrap: &[String], timeout: Duration) -> Result<ClusterReport, ReportError> {
-    let (asked, view) = first_status(bootstrap, timeout).await?;
+pub async fn gather(
+    bootstrap: &[String],
+    auth: &PeerAuth,
+    timeout: Duration,
+) -> Result<ClusterReport, ReportError> {
+    let (asked, view) = first_status(bootstrap, auth, timeout).await?;
     let members: Vec<(NodeId, NodeInfo, Member)> = view
         .voters
         .iter()
@@ -97,9 +102,10 @@ pub async fn gather(bootstrap: &[String], timeout: Duration) -> Result<ClusterRe
         .collect();
     let mut probes = tokio::task::JoinSet::new();
     for (index, (node_id, info, member)) in members.into_iter().enumerate() {
+        let auth = auth.clone();
         probes.spawn(async move {
             let (raft, kafka) = tokio::join!(
-                admin::status(&info.raft_addr, timeout),
+                admin::status(&info.raft_addr, &auth, timeout),
                 kafka_view(&info.kafka_addr, timeout)
             );
             let report = NodeReport {
