@@ -111,6 +111,9 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             AppendError::Sequence(SequenceError::OutOfOrder { .. }) => {
                 ErrorCode::OutOfOrderSequenceNumber
             }
+            AppendError::Sequence(SequenceError::CoordinatorFenced { .. }) => {
+                ErrorCode::TransactionCoordinatorFenced
+            }
             AppendError::OpenTransaction { .. } => ErrorCode::InvalidTxnState,
             AppendError::NotAMarker(_) => ErrorCode::InvalidRecord,
             AppendError::Log(e) => log_error(e),
@@ -289,6 +292,15 @@ mod tests {
                 })
                 .into(),
                 ErrorCode::InvalidProducerEpoch,
+            ),
+            (
+                AppendError::Sequence(SequenceError::CoordinatorFenced {
+                    producer_id: 1,
+                    coordinator_epoch: 1,
+                    current: 2,
+                })
+                .into(),
+                ErrorCode::TransactionCoordinatorFenced,
             ),
             (
                 AppendError::Sequence(SequenceError::OutOfOrder {

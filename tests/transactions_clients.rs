@@ -260,21 +260,6 @@ fn txn_commit(c: &mut RawClient, id: &str, pid: i64, epoch: i16, group: &str, of
     }
 }
 
-/// Waits until EndTxn's markers are written: a retried EndTxn of the same result succeeds
-/// once the transaction is complete (CONCURRENT_TRANSACTIONS until then).
-fn wait_complete(c: &mut RawClient, id: &str, pid: i64, epoch: i16, commit: bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        match end_txn(c, id, pid, epoch, commit, 3) {
-            0 => return,
-            51 if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => panic!("EndTxn retry answered {other}"),
-        }
-    }
-}
-
 #[test]
 fn bad_transaction_requests_get_kafkas_codes_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,7 +361,8 @@ fn bad_transaction_requests_get_kafkas_codes_and_change_nothing() {
     assert_eq!(txn_commit(&mut c, "raw-1", pid, epoch, "raw-g", 5), 0);
     assert_eq!(fetch_all(&mut c, "raw-g"), [], "pending until the marker");
     assert_eq!(end_txn(&mut c, "raw-1", pid, epoch, true, 3), 0);
-    wait_complete(&mut c, "raw-1", pid, epoch, true);
+    // EndTxn is answered once the markers are written and the completion applied (decision
+    // 0152): the offset is the group's and the markers are in the logs at once.
     assert_eq!(fetch_all(&mut c, "raw-g"), [("raw-t".to_string(), 0, 5)]);
     let all = batches(&mut c, "raw-t");
     assert_eq!(all.len(), 1, "{all:?}");
@@ -385,6 +371,41 @@ fn bad_transaction_requests_get_kafkas_codes_and_change_nothing() {
         (m.kind, m.producer_id, m.producer_epoch),
         (ControlType::Commit, pid, epoch)
     );
+    assert!(m.coordinator_epoch > 0, "the Raft term: {m:?}");
+    // Markers of a wrong epoch: an older coordinator epoch than the partition's last marker
+    // of the producer is TRANSACTION_COORDINATOR_FENCED (decision 0153), an older producer
+    // epoch INVALID_PRODUCER_EPOCH; neither writes anything.
+    let stale = |producer_epoch: i16, coordinator_epoch: i32| {
+        WriteTxnMarkersRequest::default().with_markers(vec![
+            write_txn_markers_request::WritableTxnMarker::default()
+                .with_producer_id(ProducerId(pid))
+                .with_producer_epoch(producer_epoch)
+                .with_transaction_result(false)
+                .with_coordinator_epoch(coordinator_epoch)
+                .with_topics(vec![
+                    write_txn_markers_request::WritableTxnMarkerTopic::default()
+                        .with_name(TopicName(s("raw-t")))
+                        .with_partition_indexes(vec![0]),
+                ]),
+        ])
+    };
+    for (producer_epoch, coordinator_epoch, code) in [
+        (epoch, m.coordinator_epoch - 1, 52),
+        (epoch - 1, m.coordinator_epoch, 47),
+    ] {
+        match c.call(
+            ApiKey::WriteTxnMarkers,
+            1,
+            RequestKind::WriteTxnMarkers(stale(producer_epoch, coordinator_epoch)),
+        ) {
+            ResponseKind::WriteTxnMarkers(r) => assert_eq!(
+                r.markers[0].topics[0].partitions[0].error_code, code,
+                "{r:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(batches(&mut c, "raw-t").len(), 1, "nothing was written");
     // Committing again after completion is Kafka's retry: NONE; aborting it is not.
     assert_eq!(end_txn(&mut c, "raw-1", pid, epoch, true, 3), 0);
     assert_eq!(end_txn(&mut c, "raw-1", pid, epoch, false, 3), 48);

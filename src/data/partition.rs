@@ -518,10 +518,12 @@ impl Partition {
         marker: Option<(ControlType, i32)>,
     ) -> Result<Appending, AppendError> {
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if marker.is_some() {
-            writer
-                .producers
-                .check_marker(header.producer_id, header.producer_epoch)?;
+        if let Some((_, coordinator_epoch)) = marker {
+            writer.producers.check_marker(
+                header.producer_id,
+                header.producer_epoch,
+                coordinator_epoch,
+            )?;
         } else {
             if let Verdict::Duplicate(placement) = writer.producers.check(&header)? {
                 // Acknowledged again once the original is durable (it may still be in flight).

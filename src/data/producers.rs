@@ -74,6 +74,20 @@ pub enum SequenceError {
         /// Known epoch.
         current: i16,
     },
+    /// A transaction marker from a coordinator older than the one that last wrote a marker of
+    /// this producer: a deposed coordinator (TRANSACTION_COORDINATOR_FENCED).
+    #[error(
+        "invalid coordinator epoch for producer {producer_id}: {coordinator_epoch} (zombie), \
+         {current} (current)"
+    )]
+    CoordinatorFenced {
+        /// Producer.
+        producer_id: i64,
+        /// The marker's coordinator epoch.
+        coordinator_epoch: i32,
+        /// The coordinator epoch of the producer's last marker.
+        current: i32,
+    },
     /// A gap (or a rewind) in the sequence.
     #[error(
         "out of order sequence number for producer {producer_id}: {first_seq} (incoming), \
@@ -202,15 +216,29 @@ impl ProducerStates {
         entry.last_timestamp = header.max_timestamp;
     }
 
-    /// Judges a transaction marker of `producer_id` at `epoch`: an epoch older than known is
-    /// INVALID_PRODUCER_EPOCH (Kafka's `checkProducerEpoch` for markers).
-    pub fn check_marker(&self, producer_id: i64, epoch: i16) -> Result<(), SequenceError> {
+    /// Judges a transaction marker of `producer_id` at `epoch` from coordinator epoch
+    /// `coordinator_epoch`: an epoch older than known is INVALID_PRODUCER_EPOCH (Kafka's
+    /// `checkProducerEpoch` for markers); a coordinator epoch older than the one of the
+    /// producer's last marker is a deposed coordinator's (Kafka's `checkCoordinatorEpoch`).
+    pub fn check_marker(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+    ) -> Result<(), SequenceError> {
         match self.producers.get(&producer_id) {
             Some(entry) if epoch < entry.epoch => Err(SequenceError::InvalidProducerEpoch {
                 producer_id,
                 epoch,
                 current: entry.epoch,
             }),
+            Some(entry) if coordinator_epoch < entry.coordinator_epoch => {
+                Err(SequenceError::CoordinatorFenced {
+                    producer_id,
+                    coordinator_epoch,
+                    current: entry.coordinator_epoch,
+                })
+            }
             _ => Ok(()),
         }
     }

@@ -201,6 +201,48 @@ async fn stale_epochs_and_plain_writes_inside_a_transaction_are_refused_and_chan
     assert_eq!(produce(&p, batch(Some((5, 4, 0)), 1, true), 0).unwrap(), 2);
 }
 
+fn marker_from(pid: i64, epoch: i16, coordinator_epoch: i32, kind: ControlType) -> Bytes {
+    encode_control_batch(&ControlMarker {
+        kind,
+        producer_id: pid,
+        producer_epoch: epoch,
+        coordinator_epoch,
+        timestamp_ms: 2_000,
+    })
+}
+
+#[tokio::test]
+async fn a_marker_from_an_older_coordinator_epoch_is_fenced_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path(), &[]);
+    let p = topic(&b, "t", &[]).await;
+    // Coordinator epoch 7 (a Raft term) completes a first transaction of producer 5.
+    produce(&p, batch(Some((5, 0, 0)), 1, true), 0).unwrap();
+    p.append_marker(&marker_from(5, 0, 7, ControlType::Commit), 0)
+        .unwrap();
+    produce(&p, batch(Some((5, 0, 1)), 1, true), 0).unwrap();
+    let end = p.log_end_offset();
+    // A deposed coordinator (epoch 6) aborting the open one is a zombie.
+    assert!(matches!(
+        p.append_marker(&marker_from(5, 0, 6, ControlType::Abort), 0),
+        Err(AppendError::Sequence(SequenceError::CoordinatorFenced {
+            producer_id: 5,
+            coordinator_epoch: 6,
+            current: 7,
+        }))
+    ));
+    assert_eq!(p.log_end_offset(), end, "nothing was written");
+    assert_eq!(p.open_transactions(), vec![(5, 2)]);
+    // The same epoch and a newer one (a re-drive after a failover) are written.
+    p.append_marker(&marker_from(5, 0, 7, ControlType::Commit), 0)
+        .unwrap();
+    assert!(p.open_transactions().is_empty());
+    produce(&p, batch(Some((5, 0, 2)), 1, true), 0).unwrap();
+    p.append_marker(&marker_from(5, 0, 8, ControlType::Abort), 0)
+        .unwrap();
+    assert!(p.open_transactions().is_empty());
+}
+
 fn txn_dir(p: &Partition) -> PathBuf {
     p.dir().join(TXN_DIR)
 }
