@@ -137,6 +137,11 @@ fn in_sequence(last: i32, next: i32) -> bool {
 }
 
 impl ProducerStates {
+    /// The epoch `producer_id` is at here, if it is known.
+    pub fn epoch_of(&self, producer_id: i64) -> Option<i16> {
+        self.producers.get(&producer_id).map(|e| e.epoch)
+    }
+
     /// Judges an incoming batch (non-idempotent batches always append).
     pub fn check(&self, header: &BatchHeader) -> Result<Verdict, SequenceError> {
         if !header.is_idempotent() {
