@@ -3,7 +3,11 @@
 (confluent-kafka) as the client, on one `cohort serve` node or a three-node cluster it starts.
 
     scripts/bench-transactions.py [--binary target/release/cohort] [--nodes 1|3]
-                                  [--seconds 15] [--records 100]
+                                  [--seconds 15] [--records 100] [--serve-arg FLAG ...]
+
+--serve-arg adds a `cohort serve` flag on every node (repeatable), e.g.
+--serve-arg=--transaction-partition-verification-enable=false to measure without KIP-890's
+produce-time verification in the same build (decision 0165).
 
 Scenarios, each for --seconds, one after the other on the same broker:
   one-partition   a transaction of --records records to 1 partition, committed; baseline: the
@@ -35,11 +39,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def start_single(binary, scratch):
+def start_single(binary, scratch, extra):
     log = open(scratch / "node.log", "w")
     child = subprocess.Popen(
         [binary, "serve", "--data-dir", str(scratch / "data"), "--listen", "127.0.0.1:0",
-         "--http", "127.0.0.1:0", "--group-initial-rebalance-delay-ms", "0"],
+         "--http", "127.0.0.1:0", "--group-initial-rebalance-delay-ms", "0", *extra],
         stdout=subprocess.PIPE, stderr=log, text=True,
     )
     line = child.stdout.readline()
@@ -47,10 +51,10 @@ def start_single(binary, scratch):
     return kafka, lambda: (child.terminate(), child.wait(30))
 
 
-def start_cluster(binary, scratch):
+def start_cluster(binary, scratch, extra):
     base = 24000 + os.getpid() % 500 * 40
     env = dict(os.environ, COHORT_BIN=str(binary), BASE=str(base),
-               COHORT_SERVE_ARGS="--group-initial-rebalance-delay-ms 0")
+               COHORT_SERVE_ARGS=" ".join(["--group-initial-rebalance-delay-ms 0", *extra]))
     out = subprocess.run([str(ROOT / "scripts/cluster.sh"), "up", str(scratch)],
                          env=env, capture_output=True, text=True, timeout=180)
     if out.returncode != 0:
@@ -84,10 +88,12 @@ def main():
     ap.add_argument("--nodes", type=int, choices=[1, 3], default=1)
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--records", type=int, default=100)
+    ap.add_argument("--serve-arg", action="append", default=[],
+                    help="an extra `cohort serve` flag for every node (repeatable)")
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-txn-"))
     start = start_single if args.nodes == 1 else start_cluster
-    bootstrap, stop = start(args.binary, scratch)
+    bootstrap, stop = start(args.binary, scratch, args.serve_arg)
     try:
         rows = measure(bootstrap, args)
     finally:
@@ -95,7 +101,8 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"# bench-transactions {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-          f"{args.nodes} node(s), {args.records} records per transaction, {args.seconds:g} s per run")
+          f"{args.nodes} node(s), {args.records} records per transaction, {args.seconds:g} s per run"
+          + (f", serve flags {' '.join(args.serve_arg)}" if args.serve_arg else ""))
     print(f"# {cpu}, nproc {os.cpu_count()}, load {open('/proc/loadavg').read().split()[0]}, "
           f"{platform.python_implementation()} confluent-kafka (librdkafka)")
     print("| scenario | transactions/s | baseline batches/s | ratio | p50 ms | p99 ms |")

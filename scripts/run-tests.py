@@ -49,7 +49,7 @@ ALONE = (
     "tests/lag_cluster.rs",
     "tests/admin_cluster_nodes.rs",
     "tests/transactions_admin_cluster.rs",
-    "tests/transactions_crash.rs",
+    "tests/transactions_crash",
     "tests/groups_loading.rs",
     "tests/limits.rs",
     "tests/limits_raft.rs",

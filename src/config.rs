@@ -61,6 +61,15 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1)]
     pub num_partitions: i32,
 
+    /// Verify the first transactional batch of a transaction in each partition against the
+    /// transaction coordinator (Kafka's `transaction.partition.verification.enable`, KIP-890;
+    /// decision 0165). `=false` accepts transactional batches unverified, as brokers before
+    /// Kafka 3.6 did: an escape hatch that can leave hanging transactions (`cohort
+    /// transactions find-hanging` finds them).
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true",
+          action = clap::ArgAction::Set)]
+    pub transaction_partition_verification_enable: bool,
+
     /// Acknowledge writes before they are fsynced and fsync at most every this many
     /// milliseconds. Unset (the default), every acknowledged write has been fsynced.
     #[arg(long)]
@@ -145,6 +154,8 @@ pub struct BrokerConfig {
     pub auto_create_topics: bool,
     /// Default partition count.
     pub default_num_partitions: i32,
+    /// Kafka's `transaction.partition.verification.enable`.
+    pub txn_partition_verification: bool,
     /// `None`: fsync before acknowledging. `Some(d)`: acknowledge at once, fsync every `d`.
     pub flush_interval: Option<Duration>,
     /// Client connections: how many, frame size, request memory, timeouts.
@@ -289,6 +300,7 @@ impl BrokerConfig {
             listeners,
             auto_create_topics: args.auto_create_topics,
             default_num_partitions: args.num_partitions,
+            txn_partition_verification: args.transaction_partition_verification_enable,
             flush_interval: args.flush_ms.map(Duration::from_millis),
             connection_limits: args
                 .limits

@@ -61,6 +61,9 @@ pub enum BrokerError {
     /// The group coordinator could not serve the request on this node.
     #[error(transparent)]
     Group(#[from] GroupError),
+    /// A transactional batch the transaction coordinator did not register (KIP-890 part 1).
+    #[error(transparent)]
+    TxnVerify(#[from] crate::group_coordinator::txn_verify::TxnVerifyError),
 }
 
 /// The Kafka error code and message a client gets for a failure the broker maps, e.g. a
@@ -111,7 +114,11 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             AppendError::Sequence(SequenceError::OutOfOrder { .. }) => {
                 ErrorCode::OutOfOrderSequenceNumber
             }
+            AppendError::Sequence(SequenceError::CoordinatorFenced { .. }) => {
+                ErrorCode::TransactionCoordinatorFenced
+            }
             AppendError::OpenTransaction { .. } => ErrorCode::InvalidTxnState,
+            AppendError::UnverifiedTransaction { .. } => ErrorCode::InvalidTxnState,
             AppendError::NotAMarker(_) => ErrorCode::InvalidRecord,
             AppendError::Log(e) => log_error(e),
         },
@@ -136,6 +143,17 @@ pub fn to_kafka_error(err: &BrokerError) -> ErrorCode {
             GroupError::LoadInProgress => ErrorCode::CoordinatorLoadInProgress,
             GroupError::NotAvailable(_) => ErrorCode::CoordinatorNotAvailable,
         },
+        BrokerError::TxnVerify(e) => {
+            use crate::group_coordinator::txn_verify::TxnVerifyError as V;
+            match e {
+                V::ProducerIdMapping(_) => ErrorCode::InvalidProducerIdMapping,
+                V::EpochMismatch { .. } => ErrorCode::InvalidProducerEpoch,
+                V::Completing => ErrorCode::ConcurrentTransactions,
+                V::NotInTransaction { abortable: true } => ErrorCode::TransactionAbortable,
+                V::NotInTransaction { abortable: false } => ErrorCode::InvalidTxnState,
+                V::Unavailable(_) => ErrorCode::CoordinatorNotAvailable,
+            }
+        }
     }
 }
 
@@ -291,6 +309,15 @@ mod tests {
                 ErrorCode::InvalidProducerEpoch,
             ),
             (
+                AppendError::Sequence(SequenceError::CoordinatorFenced {
+                    producer_id: 1,
+                    coordinator_epoch: 1,
+                    current: 2,
+                })
+                .into(),
+                ErrorCode::TransactionCoordinatorFenced,
+            ),
+            (
                 AppendError::Sequence(SequenceError::OutOfOrder {
                     producer_id: 1,
                     first_seq: 5,
@@ -302,6 +329,50 @@ mod tests {
             (
                 AppendError::OpenTransaction { producer_id: 1 }.into(),
                 ErrorCode::InvalidTxnState,
+            ),
+            (
+                AppendError::UnverifiedTransaction {
+                    producer_id: 1,
+                    producer_epoch: 0,
+                }
+                .into(),
+                ErrorCode::InvalidTxnState,
+            ),
+            (
+                crate::group_coordinator::txn_verify::TxnVerifyError::NotInTransaction {
+                    abortable: false,
+                }
+                .into(),
+                ErrorCode::InvalidTxnState,
+            ),
+            (
+                crate::group_coordinator::txn_verify::TxnVerifyError::NotInTransaction {
+                    abortable: true,
+                }
+                .into(),
+                ErrorCode::TransactionAbortable,
+            ),
+            (
+                crate::group_coordinator::txn_verify::TxnVerifyError::EpochMismatch {
+                    batch: 0,
+                    registered: 1,
+                }
+                .into(),
+                ErrorCode::InvalidProducerEpoch,
+            ),
+            (
+                crate::group_coordinator::txn_verify::TxnVerifyError::ProducerIdMapping("t".into())
+                    .into(),
+                ErrorCode::InvalidProducerIdMapping,
+            ),
+            (
+                crate::group_coordinator::txn_verify::TxnVerifyError::Completing.into(),
+                ErrorCode::ConcurrentTransactions,
+            ),
+            (
+                crate::group_coordinator::txn_verify::TxnVerifyError::Unavailable("x".into())
+                    .into(),
+                ErrorCode::CoordinatorNotAvailable,
             ),
             (
                 AppendError::NotAMarker(BatchError::ControlBatch).into(),

@@ -260,21 +260,6 @@ fn txn_commit(c: &mut RawClient, id: &str, pid: i64, epoch: i16, group: &str, of
     }
 }
 
-/// Waits until EndTxn's markers are written: a retried EndTxn of the same result succeeds
-/// once the transaction is complete (CONCURRENT_TRANSACTIONS until then).
-fn wait_complete(c: &mut RawClient, id: &str, pid: i64, epoch: i16, commit: bool) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        match end_txn(c, id, pid, epoch, commit, 3) {
-            0 => return,
-            51 if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => panic!("EndTxn retry answered {other}"),
-        }
-    }
-}
-
 #[test]
 fn bad_transaction_requests_get_kafkas_codes_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,7 +361,8 @@ fn bad_transaction_requests_get_kafkas_codes_and_change_nothing() {
     assert_eq!(txn_commit(&mut c, "raw-1", pid, epoch, "raw-g", 5), 0);
     assert_eq!(fetch_all(&mut c, "raw-g"), [], "pending until the marker");
     assert_eq!(end_txn(&mut c, "raw-1", pid, epoch, true, 3), 0);
-    wait_complete(&mut c, "raw-1", pid, epoch, true);
+    // EndTxn is answered once the markers are written and the completion applied (decision
+    // 0152): the offset is the group's and the markers are in the logs at once.
     assert_eq!(fetch_all(&mut c, "raw-g"), [("raw-t".to_string(), 0, 5)]);
     let all = batches(&mut c, "raw-t");
     assert_eq!(all.len(), 1, "{all:?}");
@@ -385,6 +371,41 @@ fn bad_transaction_requests_get_kafkas_codes_and_change_nothing() {
         (m.kind, m.producer_id, m.producer_epoch),
         (ControlType::Commit, pid, epoch)
     );
+    assert!(m.coordinator_epoch > 0, "the Raft term: {m:?}");
+    // Markers of a wrong epoch: an older coordinator epoch than the partition's last marker
+    // of the producer is TRANSACTION_COORDINATOR_FENCED (decision 0153), an older producer
+    // epoch INVALID_PRODUCER_EPOCH; neither writes anything.
+    let stale = |producer_epoch: i16, coordinator_epoch: i32| {
+        WriteTxnMarkersRequest::default().with_markers(vec![
+            write_txn_markers_request::WritableTxnMarker::default()
+                .with_producer_id(ProducerId(pid))
+                .with_producer_epoch(producer_epoch)
+                .with_transaction_result(false)
+                .with_coordinator_epoch(coordinator_epoch)
+                .with_topics(vec![
+                    write_txn_markers_request::WritableTxnMarkerTopic::default()
+                        .with_name(TopicName(s("raw-t")))
+                        .with_partition_indexes(vec![0]),
+                ]),
+        ])
+    };
+    for (producer_epoch, coordinator_epoch, code) in [
+        (epoch, m.coordinator_epoch - 1, 52),
+        (epoch - 1, m.coordinator_epoch, 47),
+    ] {
+        match c.call(
+            ApiKey::WriteTxnMarkers,
+            1,
+            RequestKind::WriteTxnMarkers(stale(producer_epoch, coordinator_epoch)),
+        ) {
+            ResponseKind::WriteTxnMarkers(r) => assert_eq!(
+                r.markers[0].topics[0].partitions[0].error_code, code,
+                "{r:?}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(batches(&mut c, "raw-t").len(), 1, "nothing was written");
     // Committing again after completion is Kafka's retry: NONE; aborting it is not.
     assert_eq!(end_txn(&mut c, "raw-1", pid, epoch, true, 3), 0);
     assert_eq!(end_txn(&mut c, "raw-1", pid, epoch, false, 3), 48);
@@ -415,4 +436,126 @@ fn kafkajs_transaction_sends_and_commits_offsets_then_aborts() {
         "seen": [[0, "v-0"], [1, "v-1"], [2, "v-2"], [3, "v-3"], [4, "v-4"], [6, "gone"]],
     });
     assert_eq!(got, expected, "log:\n{}", b.log());
+}
+
+/// A transactional Produce of `(pid, epoch, first sequence)` with `transactional.id` `id` to
+/// `topic`-`partition` at `version`: (error code, base offset).
+fn txn_produce(
+    c: &mut RawClient,
+    id: &str,
+    (topic, partition): (&str, i32),
+    producer: (i64, i16, i32),
+    version: i16,
+) -> (i16, i64) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let records = common::raw::batches::transactional_batch(&[b"v"], now, producer);
+    let req = ProduceRequest::default()
+        .with_transactional_id(Some(tid(id)))
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name(TopicName(s(topic)))
+            .with_partition_data(vec![
+                produce_request::PartitionProduceData::default()
+                    .with_index(partition)
+                    .with_records(Some(records)),
+            ])]);
+    match c.call(ApiKey::Produce, version, RequestKind::Produce(req)) {
+        ResponseKind::Produce(mut r) => {
+            let p = r.responses.remove(0).partition_responses.remove(0);
+            (p.error_code, p.base_offset)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// KIP-890 part 1 (decision 0165): the first transactional batch of a transaction in a
+/// partition is written only if the coordinator registered the partition in the producer's
+/// ongoing transaction at that producer id and epoch; anything else gets Kafka's code and
+/// writes nothing.
+#[test]
+fn transactional_batches_are_verified_against_the_coordinator() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let mut c = RawClient::connect(b.kafka);
+    create_topic(&mut c, "ver-t", 2);
+    let r = init(&mut c, "ver-1", 60_000, 4);
+    assert_eq!(r.error_code, 0);
+    // A second InitProducerId bumps the epoch, so an older one exists to be stale.
+    let r = init(&mut c, "ver-1", 60_000, 4);
+    assert_eq!(r.error_code, 0);
+    let (pid, epoch) = (r.producer_id.0, r.producer_epoch);
+    assert_eq!(epoch, 1);
+    let end = |c: &mut RawClient, p: i32| c.list_offset("ver-t", p, -1).1;
+
+    // Nothing added yet: Produce up to v10 gets INVALID_TXN_STATE, v11+ TRANSACTION_ABORTABLE.
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid, epoch, 0), 9).0,
+        48
+    );
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid, epoch, 0), 11).0,
+        120
+    );
+    assert_eq!(
+        add_partitions(&mut c, "ver-1", pid, epoch, &[("ver-t", &[0])], 3),
+        [("ver-t".to_string(), 0, 0)]
+    );
+    // Partition 1 was not added to the transaction: refused, nothing written there.
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 1), (pid, epoch, 0), 9).0,
+        48
+    );
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 1), (pid, epoch, 0), 12).0,
+        120
+    );
+    // A stale epoch on the added partition: INVALID_PRODUCER_EPOCH (Kafka turns the
+    // coordinator's PRODUCER_FENCED into it for the producer); another producer id:
+    // INVALID_PRODUCER_ID_MAPPING; an unknown transactional id too.
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid, epoch - 1, 0), 9).0,
+        47
+    );
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid + 1, epoch, 0), 9).0,
+        49
+    );
+    assert_eq!(
+        txn_produce(&mut c, "nobody", ("ver-t", 0), (pid, epoch, 0), 9).0,
+        49
+    );
+    assert_eq!((end(&mut c, 0), end(&mut c, 1)), (0, 0), "nothing written");
+    let p1 = c.fetch("ver-t", 1, 0, 0, 0);
+    assert_eq!(p1.error_code, 0);
+    assert_eq!(p1.high_watermark, 0);
+    assert!(
+        p1.records.as_ref().is_none_or(|r| r.is_empty()),
+        "a read_uncommitted fetch sees nothing: {p1:?}"
+    );
+
+    // The registered producer on the added partition: written; its next batch in the same
+    // transaction needs no new verification.
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid, epoch, 0), 9),
+        (0, 0)
+    );
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid, epoch, 1), 11),
+        (0, 1)
+    );
+    assert_eq!(end_txn(&mut c, "ver-1", pid, epoch, true, 3), 0);
+    assert_eq!(end(&mut c, 0), 3, "two records and the COMMIT marker");
+    // After the marker, a batch that would open a new transaction the producer did not add
+    // the partition to is refused again.
+    assert_eq!(
+        txn_produce(&mut c, "ver-1", ("ver-t", 0), (pid, epoch, 2), 9).0,
+        48
+    );
+    assert_eq!((end(&mut c, 0), end(&mut c, 1)), (3, 0));
+    let p1 = c.fetch("ver-t", 1, 0, 0, 0);
+    assert!(p1.records.as_ref().is_none_or(|r| r.is_empty()), "{p1:?}");
 }

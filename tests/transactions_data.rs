@@ -15,13 +15,15 @@ mod common;
 use bytes::Bytes;
 use common::raw::{batches, RawClient};
 use common::Cohort;
+use kafka_protocol::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
 use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_protocol::messages::fetch_response::PartitionData;
 use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_protocol::messages::{
-    ApiKey, BrokerId, FetchRequest, ListOffsetsRequest, ProduceRequest, RequestKind, ResponseKind,
-    TopicName, TransactionalId,
+    AddPartitionsToTxnRequest, ApiKey, BrokerId, FetchRequest, InitProducerIdRequest,
+    ListOffsetsRequest, ProduceRequest, ProducerId, RequestKind, ResponseKind, TopicName,
+    TransactionalId,
 };
 use kafka_protocol::protocol::StrBytes;
 use kafka_protocol::records::RecordBatchDecoder;
@@ -62,6 +64,47 @@ fn produce(c: &mut RawClient, txn: Option<&str>, records: Bytes) -> (i16, i64) {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// InitProducerId for `transactional.id` `id` (`bumps` more times, so the epoch is `bumps`),
+/// then AddPartitionsToTxn of `t-0`: the producer id and epoch the coordinator registered, which
+/// transactional batches must carry (KIP-890 part 1, decision 0165). The transaction timeout is
+/// the largest allowed, so no timeout abort lands inside a test.
+fn register(c: &mut RawClient, id: &str, bumps: usize) -> (i64, i16) {
+    let tid = TransactionalId(StrBytes::from_string(id.into()));
+    let mut registered = (-1, -1);
+    for _ in 0..=bumps {
+        let req = InitProducerIdRequest::default()
+            .with_transactional_id(Some(tid.clone()))
+            .with_transaction_timeout_ms(15 * 60 * 1000);
+        match c.call(ApiKey::InitProducerId, 4, RequestKind::InitProducerId(req)) {
+            ResponseKind::InitProducerId(r) => {
+                assert_eq!(r.error_code, 0, "{r:?}");
+                registered = (r.producer_id.0, r.producer_epoch);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let req = AddPartitionsToTxnRequest::default()
+        .with_v3_and_below_transactional_id(tid)
+        .with_v3_and_below_producer_id(ProducerId(registered.0))
+        .with_v3_and_below_producer_epoch(registered.1)
+        .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+            .with_name(TopicName(StrBytes::from_static_str("t")))
+            .with_partitions(vec![0])]);
+    match c.call(
+        ApiKey::AddPartitionsToTxn,
+        3,
+        RequestKind::AddPartitionsToTxn(req),
+    ) {
+        ResponseKind::AddPartitionsToTxn(r) => {
+            let code =
+                r.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code;
+            assert_eq!(code, 0, "{r:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    registered
 }
 
 /// Fetch v12 of `t-0` from `offset` at `isolation_level`.
@@ -124,7 +167,8 @@ fn an_open_transaction_holds_read_committed_back_across_a_sigkill_restart() {
     // One segment per produce (segment.ms=1, produces more than 1 ms apart or not): rolls
     // write .txnindex files and snapshots.
     assert_eq!(c.create_topic("t", 1, &[("segment.ms", "1")]), 0);
-    let (pid, epoch) = (4242, 3);
+    let (pid, epoch) = register(&mut c, "tx", 1);
+    assert_eq!(epoch, 1);
     assert_eq!(produce(&mut c, None, batch(77, 0, 0, 3, false)), (0, 0));
     std::thread::sleep(std::time::Duration::from_millis(5));
     assert_eq!(
@@ -257,42 +301,52 @@ async fn confluent_kafka_read_committed_skips_aborted_and_stops_at_open_transact
                 .collect::<Vec<_>>()
         })
     };
-    {
+    // Three transactional producers the coordinator registers with `t-0` in their
+    // transactions; the test then writes their markers itself.
+    let (p1, p2, p3) = tokio::task::spawn_blocking(move || {
         let mut c = RawClient::connect(addr);
         assert_eq!(c.create_topic("t", 1, &[]), 0);
-    }
+        (
+            register(&mut c, "t1", 0),
+            register(&mut c, "t2", 0),
+            register(&mut c, "t3", 0),
+        )
+    })
+    .await
+    .unwrap();
+    let producer = |(pid, epoch): (i64, i16), seq: i32| Some((pid, epoch, seq));
     let written = produce_all(vec![
         (None, values_batch(None, &["p0"], false)),
         (
             Some("t1"),
-            values_batch(Some((100, 0, 0)), &["c1a", "c1b"], true),
+            values_batch(producer(p1, 0), &["c1a", "c1b"], true),
         ),
-        (Some("t2"), values_batch(Some((200, 0, 0)), &["a2a"], true)),
+        (Some("t2"), values_batch(producer(p2, 0), &["a2a"], true)),
         (None, values_batch(None, &["p1"], false)),
-        (Some("t2"), values_batch(Some((200, 0, 1)), &["a2b"], true)),
+        (Some("t2"), values_batch(producer(p2, 1), &["a2b"], true)),
     ])
     .await
     .unwrap();
     assert!(written.iter().all(|(code, _)| *code == 0), "{written:?}");
     let partition = server.broker().data.partition("t", 0).await.unwrap();
-    let mark = |pid: i64, kind: ControlType| {
+    let mark = |(pid, epoch): (i64, i16), kind: ControlType| {
         let p = std::sync::Arc::clone(&partition);
         tokio::task::spawn_blocking(move || {
             let m = encode_control_batch(&ControlMarker {
                 kind,
                 producer_id: pid,
-                producer_epoch: 0,
+                producer_epoch: epoch,
                 coordinator_epoch: 0,
                 timestamp_ms: now_ms(),
             });
             p.append_marker(&m, now_ms()).unwrap().base_offset
         })
     };
-    mark(100, ControlType::Commit).await.unwrap();
-    mark(200, ControlType::Abort).await.unwrap();
+    mark(p1, ControlType::Commit).await.unwrap();
+    mark(p2, ControlType::Abort).await.unwrap();
     let written = produce_all(vec![
         (None, values_batch(None, &["p2"], false)),
-        (Some("t3"), values_batch(Some((300, 0, 0)), &["o3"], true)),
+        (Some("t3"), values_batch(producer(p3, 0), &["o3"], true)),
         (None, values_batch(None, &["p3"], false)),
     ])
     .await
@@ -317,7 +371,7 @@ async fn confluent_kafka_read_committed_skips_aborted_and_stops_at_open_transact
         uncommitted,
         ["p0", "c1a", "c1b", "a2a", "p1", "a2b", "p2", "o3", "p3"]
     );
-    mark(300, ControlType::Commit).await.unwrap();
+    mark(p3, ControlType::Commit).await.unwrap();
     let b = bootstrap.clone();
     let committed = tokio::task::spawn_blocking(move || client_reads(&b, "read_committed"))
         .await

@@ -486,3 +486,62 @@ fn limits_idle_expiry_and_pending_offsets_that_never_expire() {
     });
     assert!(h.state.transaction(&TXN.into()).is_none());
 }
+
+/// TxnOffsetCommit to a consumer-protocol (KIP-848) group: v3+ carries the member epoch in the
+/// generation field and is fenced by it, by member id and, with members, refuses a member-less
+/// commit (Kafka's `ConsumerGroup.validateOffsetCommit` with `isTransactional`); nothing refused
+/// becomes pending or visible.
+#[test]
+fn a_txn_offset_commit_to_a_consumer_protocol_group_is_fenced_by_member_epoch() {
+    let mut h = Harness::new();
+    h.topics_changed(&[(TOPIC, 1, 1)], &[]);
+    let joined = h.cg_heartbeat(&harness::consumer::Hb::join("a", &[TOPIC]));
+    assert_eq!(joined.error, None, "{joined:?}");
+    let member_epoch = joined.member_epoch;
+    let p = init(&mut h, None, 7).unwrap();
+    assert_eq!(add_offsets(&mut h, p), Ok(()));
+    let commit = |h: &mut Harness, member: &str, epoch: i32, offset: i64| {
+        let command = WriteCommand::TxnOffsetCommit(TxnOffsetCommit {
+            producer: producer(h, p),
+            group_id: GROUP.into(),
+            generation: Generation(epoch),
+            member_id: member.into(),
+            group_instance_id: None,
+            topics: vec![CommitTopic {
+                name: TOPIC.into(),
+                partitions: vec![CommitPartition {
+                    partition: PartitionIndex(0),
+                    offset: Offset(offset),
+                    leader_epoch: LeaderEpoch(-1),
+                    metadata: None,
+                    partition_known: true,
+                }],
+            }],
+        });
+        match h.write(command).reply {
+            Reply::Commit(r) => r.topics[0].1[0].1,
+            other => panic!("expected a commit reply, got {other:?}"),
+        }
+    };
+    let before = h.records.len();
+    assert_eq!(
+        commit(&mut h, "a", member_epoch + 1, 5),
+        Some(ErrorKind::StaleMemberEpoch)
+    );
+    assert_eq!(
+        commit(&mut h, "stranger", member_epoch, 5),
+        Some(ErrorKind::UnknownMemberId)
+    );
+    assert_eq!(commit(&mut h, "", -1, 5), Some(ErrorKind::UnknownMemberId));
+    assert_eq!(h.records.len(), before, "nothing refused was recorded");
+    assert_eq!(fetch_stable(&mut h, 0), (-1, None), "nothing pending");
+    assert_eq!(commit(&mut h, "a", member_epoch, 9), None);
+    assert_eq!(
+        fetch_stable(&mut h, 0),
+        (-1, Some(ErrorKind::UnstableOffsetCommit))
+    );
+    let (reply, markers) = end(&mut h, p, true);
+    assert_eq!(reply, Ok(()));
+    assert_eq!(markers_written(&mut h, &markers[0]), Ok(()));
+    assert_eq!(fetch_stable(&mut h, 0), (9, None));
+}

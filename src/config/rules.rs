@@ -581,6 +581,7 @@ const NO_RULE: &[(&str, &str)] = &[
     ),
     ("--listen", "clap parses a socket address; port 0 picks one"),
     ("--auto-create-topics", "a boolean"),
+    ("--transaction-partition-verification-enable", "a boolean"),
     ("--join", "a boolean; clap refuses it with --peers"),
     ("--log-format", "clap refuses anything but text or json"),
 ];

@@ -38,7 +38,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use compaction::LogError;
 use tokio::sync::watch;
 
-pub use partition::{AppendError, Appended, Appending, Partition, ReadBatches, ReadError};
+pub use partition::{
+    AppendError, Appended, Appending, Partition, ReadBatches, ReadError, TxnGuard,
+};
 pub use records::{FetchRecords, RecordPart};
 pub use timestamp_lookup::{LookupBudget, Wanted};
 

@@ -63,6 +63,17 @@ pub enum AppendError {
         /// The producer.
         producer_id: i64,
     },
+    /// A transactional batch that would start a transaction in this partition without a
+    /// verification of the producer's transaction that still holds (none was made, or a marker
+    /// of the producer was written since): Kafka's `InvalidTxnStateException` from
+    /// `UnifiedLog`'s verification-guard check (KIP-890, decision 0165).
+    #[error("producer {producer_id} epoch {producer_epoch}: transactional batch not verified against its transaction")]
+    UnverifiedTransaction {
+        /// The producer.
+        producer_id: i64,
+        /// Its epoch in the batch.
+        producer_epoch: i16,
+    },
     /// What the marker writer handed in is not a transaction marker.
     #[error("not a transaction marker: {0}")]
     NotAMarker(BatchError),
@@ -187,10 +198,27 @@ pub struct Partition {
     epochs: Mutex<LeaderEpochCache>,
 }
 
+/// A verification of a producer's transaction in progress for one partition (KIP-890's
+/// `VerificationGuard`): see [`Partition::start_txn_verification`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxnGuard {
+    /// The producer.
+    pub producer_id: i64,
+    /// Its epoch.
+    pub producer_epoch: i16,
+    id: u64,
+}
+
 /// What appends serialize on.
 #[derive(Debug)]
 struct Writer {
     producers: ProducerStates,
+    /// Verifications in progress (KIP-890's `VerificationStateEntry`): producer id → (epoch,
+    /// guard id) while the coordinator is asked whether the partition is in its transaction.
+    /// Dropped when the batch opens the transaction or a marker of the producer is written.
+    verifying: std::collections::HashMap<i64, (i16, u64)>,
+    /// The next guard id.
+    next_guard: u64,
     /// The base of the segment taking appends as last seen: when the log's differs, it rolled
     /// and the sealed segment's `.txnindex` and a snapshot are written.
     active_base: i64,
@@ -293,6 +321,8 @@ impl Partition {
             log,
             writer: Mutex::new(Writer {
                 producers,
+                verifying: std::collections::HashMap::new(),
+                next_guard: 0,
                 active_base,
             }),
             txns: Mutex::new(txns),
@@ -479,13 +509,16 @@ impl Partition {
             header,
             now_ms,
             Some((decoded.kind, decoded.coordinator_epoch)),
+            None,
         )?;
         self.wait_durable(&appending)?;
         Ok(appending.appended)
     }
 
     /// The first half of [`Partition::append`]: checks, places and writes the batch (readers do
-    /// not see it yet). Appends are ordered by the order of these calls; the durability waits
+    /// not see it yet). Transactional batches are not verified here (the bench, tests, and
+    /// Produce with `--transaction-partition-verification-enable=false`); Produce otherwise
+    /// appends through [`Partition::append_produced`]. Appends are ordered by the order of these calls; the durability waits
     /// ([`Partition::wait_durable`]) of many appends may then overlap and share fsyncs.
     pub fn append_unsynced(
         &self,
@@ -493,6 +526,66 @@ impl Partition {
         header: BatchHeader,
         now_ms: i64,
     ) -> Result<Appending, AppendError> {
+        self.check_produced(&records, &header)?;
+        self.append_inner(records, header, now_ms, None, None)
+    }
+
+    /// Starts the verification of a transactional batch of `producer_id` at `producer_epoch`
+    /// (KIP-890 part 1): `None` when the producer's transaction is already open here at that
+    /// epoch (its first batch was verified; the append checks again), else a guard the append
+    /// must present after the coordinator confirmed the partition is in the transaction. A
+    /// marker of the producer written in between voids the guard.
+    pub fn start_txn_verification(
+        &self,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> Option<TxnGuard> {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if self.txn_open_at(&writer, producer_id, producer_epoch) {
+            return None;
+        }
+        writer.next_guard = writer.next_guard.wrapping_add(1);
+        let id = writer.next_guard;
+        writer.verifying.insert(producer_id, (producer_epoch, id));
+        Some(TxnGuard {
+            producer_id,
+            producer_epoch,
+            id,
+        })
+    }
+
+    /// Forgets a verification the coordinator refused (its batch is not appended), unless a
+    /// newer one of the producer replaced it: refused producers leave nothing behind.
+    pub fn drop_txn_verification(&self, guard: TxnGuard) {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        if writer.verifying.get(&guard.producer_id) == Some(&(guard.producer_epoch, guard.id)) {
+            writer.verifying.remove(&guard.producer_id);
+        }
+    }
+
+    /// Whether `producer_id` has a transaction open here and its producer state is at
+    /// `producer_epoch` (Kafka's `hasOngoingTransaction(producerId, producerEpoch)`).
+    fn txn_open_at(&self, writer: &Writer, producer_id: i64, producer_epoch: i16) -> bool {
+        writer.producers.epoch_of(producer_id) == Some(producer_epoch)
+            && self.txns().is_open(producer_id)
+    }
+
+    /// [`Partition::append_unsynced`] for a Produce request: a transactional batch that would
+    /// open a transaction here is appended only with the guard of a verification that still
+    /// holds (`guard`: what [`Partition::start_txn_verification`] returned, then confirmed by
+    /// the coordinator). Non-transactional batches ignore `guard`.
+    pub fn append_produced(
+        &self,
+        records: BytesMut,
+        header: BatchHeader,
+        now_ms: i64,
+        guard: Option<TxnGuard>,
+    ) -> Result<Appending, AppendError> {
+        self.check_produced(&records, &header)?;
+        self.append_inner(records, header, now_ms, None, Some(guard))
+    }
+
+    fn check_produced(&self, records: &BytesMut, header: &BatchHeader) -> Result<(), AppendError> {
         let max_message_bytes = self.read_settings().max_message_bytes;
         if records.len() > max_message_bytes {
             return Err(AppendError::TooLarge {
@@ -503,7 +596,7 @@ impl Partition {
         if header.is_control() {
             return Err(AppendError::Batch(BatchError::ControlBatch));
         }
-        self.append_inner(records, header, now_ms, None)
+        Ok(())
     }
 
     fn txns(&self) -> std::sync::MutexGuard<'_, Transactions> {
@@ -516,12 +609,15 @@ impl Partition {
         header: BatchHeader,
         now_ms: i64,
         marker: Option<(ControlType, i32)>,
+        verified: Option<Option<TxnGuard>>,
     ) -> Result<Appending, AppendError> {
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        if marker.is_some() {
-            writer
-                .producers
-                .check_marker(header.producer_id, header.producer_epoch)?;
+        if let Some((_, coordinator_epoch)) = marker {
+            writer.producers.check_marker(
+                header.producer_id,
+                header.producer_epoch,
+                coordinator_epoch,
+            )?;
         } else {
             if let Verdict::Duplicate(placement) = writer.producers.check(&header)? {
                 // Acknowledged again once the original is durable (it may still be in flight).
@@ -541,6 +637,24 @@ impl Partition {
                 return Err(AppendError::OpenTransaction {
                     producer_id: header.producer_id,
                 });
+            }
+            if let Some(guard) = verified {
+                if header.is_transactional()
+                    && !self.txn_open_at(&writer, header.producer_id, header.producer_epoch)
+                {
+                    let holds = guard.is_some_and(|g| {
+                        g.producer_id == header.producer_id
+                            && g.producer_epoch == header.producer_epoch
+                            && writer.verifying.get(&g.producer_id)
+                                == Some(&(g.producer_epoch, g.id))
+                    });
+                    if !holds {
+                        return Err(AppendError::UnverifiedTransaction {
+                            producer_id: header.producer_id,
+                            producer_epoch: header.producer_epoch,
+                        });
+                    }
+                }
             }
         }
         let base = self.log.next_offset();
@@ -567,6 +681,11 @@ impl Partition {
                 &txns,
             );
             writer.active_base = active;
+        }
+        if marker.is_some() || header.is_transactional() {
+            // A marker ends the transaction a verification was for; a transactional batch
+            // opened it (or was inside it): either way the entry has done its work.
+            writer.verifying.remove(&header.producer_id);
         }
         match marker {
             Some((_, coordinator_epoch)) => writer.producers.record_marker(

@@ -74,6 +74,20 @@ pub enum SequenceError {
         /// Known epoch.
         current: i16,
     },
+    /// A transaction marker from a coordinator older than the one that last wrote a marker of
+    /// this producer: a deposed coordinator (TRANSACTION_COORDINATOR_FENCED).
+    #[error(
+        "invalid coordinator epoch for producer {producer_id}: {coordinator_epoch} (zombie), \
+         {current} (current)"
+    )]
+    CoordinatorFenced {
+        /// Producer.
+        producer_id: i64,
+        /// The marker's coordinator epoch.
+        coordinator_epoch: i32,
+        /// The coordinator epoch of the producer's last marker.
+        current: i32,
+    },
     /// A gap (or a rewind) in the sequence.
     #[error(
         "out of order sequence number for producer {producer_id}: {first_seq} (incoming), \
@@ -123,6 +137,11 @@ fn in_sequence(last: i32, next: i32) -> bool {
 }
 
 impl ProducerStates {
+    /// The epoch `producer_id` is at here, if it is known.
+    pub fn epoch_of(&self, producer_id: i64) -> Option<i16> {
+        self.producers.get(&producer_id).map(|e| e.epoch)
+    }
+
     /// Judges an incoming batch (non-idempotent batches always append).
     pub fn check(&self, header: &BatchHeader) -> Result<Verdict, SequenceError> {
         if !header.is_idempotent() {
@@ -202,15 +221,29 @@ impl ProducerStates {
         entry.last_timestamp = header.max_timestamp;
     }
 
-    /// Judges a transaction marker of `producer_id` at `epoch`: an epoch older than known is
-    /// INVALID_PRODUCER_EPOCH (Kafka's `checkProducerEpoch` for markers).
-    pub fn check_marker(&self, producer_id: i64, epoch: i16) -> Result<(), SequenceError> {
+    /// Judges a transaction marker of `producer_id` at `epoch` from coordinator epoch
+    /// `coordinator_epoch`: an epoch older than known is INVALID_PRODUCER_EPOCH (Kafka's
+    /// `checkProducerEpoch` for markers); a coordinator epoch older than the one of the
+    /// producer's last marker is a deposed coordinator's (Kafka's `checkCoordinatorEpoch`).
+    pub fn check_marker(
+        &self,
+        producer_id: i64,
+        epoch: i16,
+        coordinator_epoch: i32,
+    ) -> Result<(), SequenceError> {
         match self.producers.get(&producer_id) {
             Some(entry) if epoch < entry.epoch => Err(SequenceError::InvalidProducerEpoch {
                 producer_id,
                 epoch,
                 current: entry.epoch,
             }),
+            Some(entry) if coordinator_epoch < entry.coordinator_epoch => {
+                Err(SequenceError::CoordinatorFenced {
+                    producer_id,
+                    coordinator_epoch,
+                    current: entry.coordinator_epoch,
+                })
+            }
             _ => Ok(()),
         }
     }

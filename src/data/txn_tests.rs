@@ -201,6 +201,48 @@ async fn stale_epochs_and_plain_writes_inside_a_transaction_are_refused_and_chan
     assert_eq!(produce(&p, batch(Some((5, 4, 0)), 1, true), 0).unwrap(), 2);
 }
 
+fn marker_from(pid: i64, epoch: i16, coordinator_epoch: i32, kind: ControlType) -> Bytes {
+    encode_control_batch(&ControlMarker {
+        kind,
+        producer_id: pid,
+        producer_epoch: epoch,
+        coordinator_epoch,
+        timestamp_ms: 2_000,
+    })
+}
+
+#[tokio::test]
+async fn a_marker_from_an_older_coordinator_epoch_is_fenced_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path(), &[]);
+    let p = topic(&b, "t", &[]).await;
+    // Coordinator epoch 7 (a Raft term) completes a first transaction of producer 5.
+    produce(&p, batch(Some((5, 0, 0)), 1, true), 0).unwrap();
+    p.append_marker(&marker_from(5, 0, 7, ControlType::Commit), 0)
+        .unwrap();
+    produce(&p, batch(Some((5, 0, 1)), 1, true), 0).unwrap();
+    let end = p.log_end_offset();
+    // A deposed coordinator (epoch 6) aborting the open one is a zombie.
+    assert!(matches!(
+        p.append_marker(&marker_from(5, 0, 6, ControlType::Abort), 0),
+        Err(AppendError::Sequence(SequenceError::CoordinatorFenced {
+            producer_id: 5,
+            coordinator_epoch: 6,
+            current: 7,
+        }))
+    ));
+    assert_eq!(p.log_end_offset(), end, "nothing was written");
+    assert_eq!(p.open_transactions(), vec![(5, 2)]);
+    // The same epoch and a newer one (a re-drive after a failover) are written.
+    p.append_marker(&marker_from(5, 0, 7, ControlType::Commit), 0)
+        .unwrap();
+    assert!(p.open_transactions().is_empty());
+    produce(&p, batch(Some((5, 0, 2)), 1, true), 0).unwrap();
+    p.append_marker(&marker_from(5, 0, 8, ControlType::Abort), 0)
+        .unwrap();
+    assert!(p.open_transactions().is_empty());
+}
+
 fn txn_dir(p: &Partition) -> PathBuf {
     p.dir().join(TXN_DIR)
 }
@@ -318,4 +360,78 @@ async fn retention_and_delete_records_delete_the_transaction_files_of_deleted_se
     assert!(files(&tdir, INDEX_SUFFIX).is_empty());
     assert_eq!(files(&tdir, SNAPSHOT_SUFFIX), vec![10]);
     assert!(p.aborted_transactions().is_empty());
+}
+
+/// KIP-890's guard on real partition files (decision 0165): a transactional batch that would
+/// open a transaction is appended through `append_produced` only with the guard of a
+/// verification that still holds; a marker written in between voids it; a batch inside an
+/// open transaction needs none; nothing refused is written.
+#[tokio::test]
+async fn a_transaction_opens_only_with_a_verification_guard_that_still_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(dir.path(), &[]);
+    let p = topic(&b, "guard", &[]).await;
+    let produced = |records: Bytes, guard: Option<super::TxnGuard>| {
+        let header = protocol::batch::validate_produced(&records).unwrap();
+        p.append_produced(BytesMut::from(&records[..]), header, 1_000, guard)
+            .and_then(|a| {
+                p.wait_durable(&a)
+                    .map(|()| a.appended.base_offset)
+                    .map_err(Into::into)
+            })
+    };
+    // No verification: refused.
+    assert!(matches!(
+        produced(batch(Some((7, 0, 0)), 2, true), None),
+        Err(AppendError::UnverifiedTransaction {
+            producer_id: 7,
+            producer_epoch: 0
+        })
+    ));
+    // A guard for another epoch does not open it either.
+    let other = p.start_txn_verification(7, 1).unwrap();
+    assert!(matches!(
+        produced(batch(Some((7, 0, 0)), 2, true), Some(other)),
+        Err(AppendError::UnverifiedTransaction { .. })
+    ));
+    // A refused verification dropped: its guard no longer opens anything.
+    let refused = p.start_txn_verification(7, 0).unwrap();
+    p.drop_txn_verification(refused);
+    assert!(matches!(
+        produced(batch(Some((7, 0, 0)), 2, true), Some(refused)),
+        Err(AppendError::UnverifiedTransaction { .. })
+    ));
+    // A guard voided by a marker of the producer written since.
+    let guard = p.start_txn_verification(7, 0).unwrap();
+    p.append_marker(&marker(7, 0, ControlType::Abort), 0)
+        .unwrap();
+    let end = p.log_end_offset();
+    assert!(matches!(
+        produced(batch(Some((7, 0, 0)), 2, true), Some(guard)),
+        Err(AppendError::UnverifiedTransaction { .. })
+    ));
+    assert_eq!(p.log_end_offset(), end, "nothing was written");
+    assert_eq!(p.open_transactions(), vec![]);
+    // A guard that holds opens the transaction; inside it, no verification is started and
+    // none is needed.
+    let guard = p.start_txn_verification(7, 0).unwrap();
+    assert_eq!(
+        produced(batch(Some((7, 0, 0)), 2, true), Some(guard)).unwrap(),
+        end
+    );
+    assert_eq!(p.open_transactions(), vec![(7, end)]);
+    assert_eq!(p.start_txn_verification(7, 0), None);
+    assert_eq!(
+        produced(batch(Some((7, 0, 2)), 1, true), None).unwrap(),
+        end + 2
+    );
+    // The used guard is gone: presenting it again after the commit does not reopen.
+    p.append_marker(&marker(7, 0, ControlType::Commit), 0)
+        .unwrap();
+    assert!(matches!(
+        produced(batch(Some((7, 0, 3)), 1, true), Some(guard)),
+        Err(AppendError::UnverifiedTransaction { .. })
+    ));
+    // Non-transactional batches never need one.
+    assert!(produced(batch(None, 1, false), None).is_ok());
 }

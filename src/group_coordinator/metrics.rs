@@ -31,3 +31,8 @@ pub const GROUP_LIMIT_REFUSALS_TOTAL: &str = "cohort_group_limit_refusals_total"
 /// Transactions whose markers were all written and whose completion was committed, by
 /// `result` (`commit` or `abort`).
 pub const TXN_MARKERS_COMPLETED_TOTAL: &str = "cohort_txn_markers_completed_total";
+/// EndTxn requests answered before their transaction's markers were all written and its
+/// completion applied, because the wait reached its bound (decision 0152): an owner down, a
+/// full disk.
+pub const TXN_END_ANSWERED_BEFORE_COMPLETION_TOTAL: &str =
+    "cohort_txn_end_answered_before_completion_total";

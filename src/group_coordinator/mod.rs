@@ -29,6 +29,7 @@ pub mod timers;
 mod trace;
 pub mod txn_marker_log;
 pub mod txn_markers;
+pub mod txn_verify;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -135,6 +135,30 @@ pub struct TopicsChanged {
     pub mark: Option<Arc<tokio::sync::Notify>>,
 }
 
+/// Longest an EndTxn answer waits for its transaction's markers and completion (decision
+/// 0152): past it (an owner down, a disk full) the client is answered anyway, the commit or
+/// abort being decided and replicated, and the writer keeps going.
+const END_TXN_WAIT_MAX: Duration = Duration::from_secs(5);
+
+/// Sends `reply` once `completed` fires, is dropped (leadership ended: the next leader
+/// completes the transaction) or [`END_TXN_WAIT_MAX`] passes, whichever is first. The number
+/// of such answers waiting is bounded by the handle's in-flight permits.
+fn answer_when_completed(completed: oneshot::Receiver<()>, responder: Responder, reply: Reply) {
+    tokio::spawn(async move {
+        if tokio::time::timeout(END_TXN_WAIT_MAX, completed)
+            .await
+            .is_err()
+        {
+            metrics::counter!(m::TXN_END_ANSWERED_BEFORE_COMPLETION_TOTAL).increment(1);
+            tracing::info!(
+                wait_ms = END_TXN_WAIT_MAX.as_millis() as u64,
+                "EndTxn answered before its markers were all written"
+            );
+        }
+        let _ = responder.send(Ok(reply));
+    });
+}
+
 /// How long an off-path assignment that was not committed waits before it runs again.
 const ASSIGNMENT_RETRY: Duration = Duration::from_millis(200);
 
@@ -666,9 +690,18 @@ impl Runtime {
             assignments,
             txn_markers,
         } = outcome;
+        // An EndTxn that moved its transaction to a Prepare state is answered once the markers
+        // are written and the completion applied (decision 0152): the client's next
+        // AddPartitionsToTxn then finds the transaction complete instead of being answered
+        // CONCURRENT_TRANSACTIONS and backing off.
+        let end_txn = match (&reply, txn_markers.as_slice()) {
+            (Reply::Txn(Ok(())), [m]) if origin.is_some() => Some(super::txn_markers::key_of(m)),
+            _ => None,
+        };
         if let (false, Leadership::Active { term }) = (txn_markers.is_empty(), self.leadership) {
             self.markers.write(term, txn_markers);
         }
+        let completion = end_txn.and_then(|key| self.markers.completion(&key));
         if tracing::enabled!(tracing::Level::DEBUG) {
             for (group, state) in records.iter().filter_map(trace::group_record) {
                 tracing::debug!(group, seq = origin.map(|t| t.seq), "group {state}");
@@ -710,9 +743,12 @@ impl Runtime {
                         );
                     }
                 }
-                reply => {
-                    let _ = responder.send(Ok(reply));
-                }
+                reply => match completion {
+                    Some(completed) => answer_when_completed(completed, responder, reply),
+                    None => {
+                        let _ = responder.send(Ok(reply));
+                    }
+                },
             }
         }
         for r in member_replies {

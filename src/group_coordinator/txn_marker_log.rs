@@ -80,6 +80,7 @@ fn local_outcome(r: Result<(), (ErrorCode, String)>) -> MarkerAppend {
     match r {
         Ok(()) => MarkerAppend::Written,
         Err((ErrorCode::InvalidProducerEpoch, _)) => MarkerAppend::Gone,
+        Err((ErrorCode::TransactionCoordinatorFenced, _)) => MarkerAppend::Fenced,
         Err((_, why)) => MarkerAppend::Retry(why),
     }
 }
@@ -89,13 +90,19 @@ pub const CLIENT_ID: &str = "cohort-txn-markers";
 /// Bound on one owner's WriteTxnMarkers answer (a marker append waits for an fsync).
 const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// Idle connections kept per owner: a transaction's markers to one owner go out together
+/// (decision 0152), each exchange on a connection of its own.
+const IDLE_CONNECTIONS_MAX: usize = 8;
+
 /// Markers for partitions other nodes own: WriteTxnMarkers v1 to the owner's Kafka port
-/// (the same port and client the lag poller uses for ListOffsets), one kept connection per
-/// owner.
+/// (the same port and client the lag poller uses for ListOffsets), over a few kept connections
+/// per owner.
 pub struct KafkaPortMarkers {
     cluster: Arc<dyn crate::cluster::ClusterView>,
-    connections: tokio::sync::Mutex<
-        std::collections::HashMap<i32, (String, crate::client::connection::Connection)>,
+    /// Idle connections by owner, with the address each was opened to. Taken out for an
+    /// exchange, so the lock is never held across one.
+    connections: std::sync::Mutex<
+        std::collections::HashMap<i32, Vec<(String, crate::client::connection::Connection)>>,
     >,
 }
 
@@ -103,7 +110,7 @@ impl KafkaPortMarkers {
     pub fn new(cluster: Arc<dyn crate::cluster::ClusterView>) -> Self {
         Self {
             cluster,
-            connections: tokio::sync::Mutex::new(std::collections::HashMap::new()),
+            connections: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 }
@@ -117,6 +124,27 @@ impl RemoteMarkers for Arc<KafkaPortMarkers> {
 }
 
 impl KafkaPortMarkers {
+    fn lock_connections(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        std::collections::HashMap<i32, Vec<(String, crate::client::connection::Connection)>>,
+    > {
+        self.connections.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An idle usable connection to `owner` at `addr`, if one is kept (the others are closed).
+    fn take_idle(&self, owner: i32, addr: &str) -> Option<crate::client::connection::Connection> {
+        let mut connections = self.lock_connections();
+        let idle = connections.get_mut(&owner)?;
+        while let Some((kept_addr, c)) = idle.pop() {
+            if kept_addr == addr && c.is_usable() {
+                return Some(c);
+            }
+        }
+        None
+    }
+
     async fn send_one(
         &self,
         owner: i32,
@@ -150,11 +178,10 @@ impl KafkaPortMarkers {
                         topic.to_owned(),
                     )))
                     .with_partition_indexes(vec![partition])])]);
-        // One exchange at a time per owner; markers are rare next to produces.
-        let mut connections = self.connections.lock().await;
-        let conn = match connections.remove(&owner) {
-            Some((kept_addr, c)) if kept_addr == addr && c.is_usable() => c,
-            _ => {
+        let kept = self.take_idle(owner, &addr);
+        let mut conn = match kept {
+            Some(c) => c,
+            None => {
                 match crate::client::connection::Connection::open(&addr, CLIENT_ID, REMOTE_TIMEOUT)
                     .await
                 {
@@ -163,7 +190,6 @@ impl KafkaPortMarkers {
                 }
             }
         };
-        let mut conn = conn;
         let answer = conn.send_at(&request, 1).await;
         let code = match answer {
             Ok(r) => r
@@ -176,11 +202,16 @@ impl KafkaPortMarkers {
             Err(e) => return MarkerAppend::Retry(e.to_string()),
         };
         if conn.is_usable() {
-            connections.insert(owner, (addr, conn));
+            let mut connections = self.lock_connections();
+            let idle = connections.entry(owner).or_default();
+            if idle.len() < IDLE_CONNECTIONS_MAX {
+                idle.push((addr, conn));
+            }
         }
         match code.map(|c| (c, ErrorCode::from_code(c))) {
             Some((_, Some(ErrorCode::None))) => MarkerAppend::Written,
             Some((_, Some(ErrorCode::InvalidProducerEpoch))) => MarkerAppend::Gone,
+            Some((_, Some(ErrorCode::TransactionCoordinatorFenced))) => MarkerAppend::Fenced,
             Some((code, _)) => MarkerAppend::Retry(format!("node {owner} answered error {code}")),
             None => MarkerAppend::Retry(format!("node {owner} did not answer the partition")),
         }

@@ -5,10 +5,13 @@
 //!  runtime ─ Outcome.txn_markers (EndTxn, fence, timeout) ─┐
 //!  runtime ─ activate: state.txn_markers_to_redrive() ─────┴─► MarkerWriter::write(term, markers)
 //!      one task per transaction (deduplicated):
-//!        ├─ every partition: a COMMIT/ABORT control batch (protocol::batch::control)
-//!        │     through the MarkerLog: the owner's partition append (local data plane, or the
-//!        │     owning node), retried with backoff until written or the partition is gone
-//!        └─ then WriteCommand::TxnMarkersWritten through Raft, retried until committed
+//!        ├─ every partition at once (at most MARKERS_IN_FLIGHT_MAX appends): a COMMIT/ABORT
+//!        │     control batch (protocol::batch::control) through the MarkerLog: the owner's
+//!        │     partition append (local data plane, or the owning node); the ones not written
+//!        │     are retried together with backoff until written or the partition is gone
+//!        ├─ then WriteCommand::TxnMarkersWritten through Raft, retried until committed
+//!        └─ then whoever waits on the transaction's completion (the EndTxn reply, decision
+//!              0152) is told
 //!      stops as soon as this node no longer leads in `term`: the next leader re-drives
 //! ```
 //!
@@ -16,7 +19,7 @@
 //! state (no open transaction of that producer is left), and `TxnMarkersWritten` for a
 //! transaction already complete changes nothing.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -29,7 +32,8 @@ use coordinator::{
 };
 use protocol::batch::control::{encode_control_batch, ControlMarker, ControlType};
 use raft_meta::cohort_app::{Body, Envelope};
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinSet;
 
 use super::runtime::BackgroundWrites;
 
@@ -37,6 +41,10 @@ use super::runtime::BackgroundWrites;
 const RETRY_MIN: Duration = Duration::from_millis(50);
 /// Longest wait between tries.
 const RETRY_MAX: Duration = Duration::from_secs(5);
+/// Marker appends of one transaction in flight at once: a transaction's partitions are written
+/// together (each append waits for its partition's fsync or its owner's answer, so one after
+/// the other a 10-partition commit took ten of those waits, decision 0152), within a bound.
+const MARKERS_IN_FLIGHT_MAX: usize = 32;
 
 /// What appending one marker to one partition came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,6 +56,10 @@ pub enum MarkerAppend {
     Gone,
     /// Not written this time (owner unreachable, disk, not reconciled yet): try again.
     Retry(String),
+    /// The partition has seen a marker of this producer from a newer coordinator epoch (a
+    /// later Raft term): this node no longer coordinates, and the transaction is the newer
+    /// coordinator's to complete (Kafka's writer stops on TRANSACTION_COORDINATOR_FENCED too).
+    Fenced,
 }
 
 /// A boxed marker append.
@@ -77,11 +89,23 @@ struct Inner {
     /// Set once the broker (its data plane) exists; tasks wait for it.
     log: watch::Sender<Option<Arc<dyn MarkerLog>>>,
     writes: BackgroundWrites,
-    /// Transactions with a task running: (transactional id, producer id, epoch, commit).
-    running: Mutex<HashSet<Key>>,
+    /// Transactions with a task running: (transactional id, producer id, epoch, commit), with
+    /// who waits for its completion.
+    running: Mutex<HashMap<Key, Vec<oneshot::Sender<()>>>>,
 }
 
-type Key = (TransactionalId, ProducerId, ProducerEpoch, bool);
+/// A transaction whose markers are written: (transactional id, producer id, epoch, commit).
+pub(crate) type Key = (TransactionalId, ProducerId, ProducerEpoch, bool);
+
+/// The key of `m`'s transaction.
+pub(crate) fn key_of(m: &TxnMarkers) -> Key {
+    (
+        m.transactional_id.clone(),
+        m.producer_id,
+        m.producer_epoch,
+        m.commit,
+    )
+}
 
 impl std::fmt::Debug for MarkerWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -98,7 +122,7 @@ impl MarkerWriter {
                 active: watch::channel(None).0,
                 log: watch::channel(None).0,
                 writes,
-                running: Mutex::new(HashSet::new()),
+                running: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -122,33 +146,46 @@ impl MarkerWriter {
     /// node stays active in `term`.
     pub(crate) fn write(&self, term: u64, markers: Vec<TxnMarkers>) {
         for m in markers {
-            let key = (
-                m.transactional_id.clone(),
-                m.producer_id,
-                m.producer_epoch,
-                m.commit,
-            );
-            if !self.lock_running().insert(key.clone()) {
-                continue;
+            let key = key_of(&m);
+            {
+                let mut running = self.inner.lock_running();
+                if running.contains_key(&key) {
+                    continue;
+                }
+                running.insert(key.clone(), Vec::new());
             }
             let inner = self.inner.clone();
             tokio::spawn(async move {
-                drive(&inner, term, m).await;
-                inner
-                    .running
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&key);
+                let completed = drive(&inner, term, m).await;
+                let waiters = inner.lock_running().remove(&key).unwrap_or_default();
+                if completed {
+                    for w in waiters {
+                        let _ = w.send(());
+                    }
+                }
+                // Otherwise the waiters' senders drop: leadership ended, the next leader
+                // completes the transaction.
             });
         }
     }
 
-    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashSet<Key>> {
-        self.inner.running.lock().unwrap_or_else(|e| e.into_inner())
+    /// A receiver told once the markers of `key`'s transaction are written and its completion
+    /// is applied on this node; `None` if no task writes them (anymore). Dropped unanswered if
+    /// this node stops leading first.
+    pub(crate) fn completion(&self, key: &Key) -> Option<oneshot::Receiver<()>> {
+        let mut running = self.inner.lock_running();
+        let waiters = running.get_mut(key)?;
+        let (tx, rx) = oneshot::channel();
+        waiters.push(tx);
+        Some(rx)
     }
 }
 
 impl Inner {
+    fn lock_running(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Vec<oneshot::Sender<()>>>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn leads_in(&self, term: u64) -> bool {
         *self.active.borrow() == Some(term)
     }
@@ -187,10 +224,11 @@ async fn wait_retry(inner: &Inner, term: u64, backoff: &mut Duration) -> bool {
     inner.leads_in(term)
 }
 
-/// One transaction: every marker, then the completion.
-async fn drive(inner: &Inner, term: u64, m: TxnMarkers) {
+/// One transaction: every marker, then the completion; true once the completion is applied,
+/// false if leadership in `term` ended first.
+async fn drive(inner: &Inner, term: u64, m: TxnMarkers) -> bool {
     let Some(log) = inner.log(term).await else {
-        return;
+        return false;
     };
     let marker = ControlMarker {
         kind: if m.commit {
@@ -205,42 +243,70 @@ async fn drive(inner: &Inner, term: u64, m: TxnMarkers) {
         timestamp_ms: crate::clock::now().0,
     };
     let batch = encode_control_batch(&marker);
-    let mut pending: Vec<(TopicName, PartitionIndex)> = m
-        .partitions
-        .iter()
-        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p)))
-        .collect();
+    let mut pending = all_partitions(&m);
     let mut backoff = RETRY_MIN;
     while !pending.is_empty() {
         let mut left = Vec::new();
-        for (topic, partition) in pending {
+        let mut redo_all = false;
+        let mut rest = pending.into_iter();
+        loop {
             if !inner.leads_in(term) {
-                return;
+                return false;
             }
-            match log
-                .append(topic.as_str(), partition.0, marker, batch.clone())
-                .await
-            {
-                MarkerAppend::Written => {}
-                MarkerAppend::Gone => {
-                    tracing::info!(
-                        transactional_id = m.transactional_id.as_str(),
-                        topic = topic.as_str(),
-                        partition = partition.0,
-                        "transaction marker skipped: the partition no longer exists"
-                    );
-                }
-                MarkerAppend::Retry(why) => {
-                    tracing::warn!(transactional_id = m.transactional_id.as_str(),
-                        topic = topic.as_str(), partition = partition.0, error = %why,
-                        "transaction marker not written; retrying");
-                    left.push((topic, partition));
+            let wave: Vec<_> = rest.by_ref().take(MARKERS_IN_FLIGHT_MAX).collect();
+            if wave.is_empty() {
+                break;
+            }
+            let mut appends = JoinSet::new();
+            for (topic, partition) in wave {
+                let write = log.append(topic.as_str(), partition.0, marker, batch.clone());
+                appends.spawn(async move { (topic, partition, write.await) });
+            }
+            while let Some(joined) = appends.join_next().await {
+                let (topic, partition, appended) = match joined {
+                    Ok(done) => done,
+                    Err(e) => {
+                        // The append task panicked or was cancelled: which partition it was is
+                        // lost with it, so the whole transaction's markers are written again
+                        // (each append is idempotent).
+                        tracing::error!(transactional_id = m.transactional_id.as_str(),
+                            error = %e, "transaction marker append task failed");
+                        redo_all = true;
+                        continue;
+                    }
+                };
+                match appended {
+                    MarkerAppend::Written => {}
+                    MarkerAppend::Gone => {
+                        tracing::info!(
+                            transactional_id = m.transactional_id.as_str(),
+                            topic = topic.as_str(),
+                            partition = partition.0,
+                            "transaction marker skipped: the partition no longer exists"
+                        );
+                    }
+                    MarkerAppend::Fenced => {
+                        tracing::info!(
+                            transactional_id = m.transactional_id.as_str(),
+                            topic = topic.as_str(),
+                            partition = partition.0,
+                            term,
+                            "transaction markers stopped: a newer coordinator wrote to the partition"
+                        );
+                        return false;
+                    }
+                    MarkerAppend::Retry(why) => {
+                        tracing::warn!(transactional_id = m.transactional_id.as_str(),
+                            topic = topic.as_str(), partition = partition.0, error = %why,
+                            "transaction marker not written; retrying");
+                        left.push((topic, partition));
+                    }
                 }
             }
         }
-        pending = left;
+        pending = if redo_all { all_partitions(&m) } else { left };
         if !pending.is_empty() && !wait_retry(inner, term, &mut backoff).await {
-            return;
+            return false;
         }
     }
     let done = WriteCommand::TxnMarkersWritten(TxnMarkersWritten {
@@ -261,7 +327,7 @@ async fn drive(inner: &Inner, term: u64, m: TxnMarkers) {
     let mut backoff = RETRY_MIN;
     loop {
         if !inner.leads_in(term) {
-            return;
+            return false;
         }
         match (inner.writes)(command.clone()).await {
             Ok(_) => {
@@ -274,15 +340,23 @@ async fn drive(inner: &Inner, term: u64, m: TxnMarkers) {
                 metrics::counter!(super::metrics::TXN_MARKERS_COMPLETED_TOTAL,
                     "result" => if m.commit { "commit" } else { "abort" })
                 .increment(1);
-                return;
+                return true;
             }
             Err(e) => {
                 tracing::warn!(transactional_id = m.transactional_id.as_str(), error = %e,
                     "transaction completion not committed; retrying");
                 if !wait_retry(inner, term, &mut backoff).await {
-                    return;
+                    return false;
                 }
             }
         }
     }
+}
+
+/// Every data partition of `m`'s transaction.
+fn all_partitions(m: &TxnMarkers) -> Vec<(TopicName, PartitionIndex)> {
+    m.partitions
+        .iter()
+        .flat_map(|(t, ps)| ps.iter().map(move |p| (t.clone(), *p)))
+        .collect()
 }

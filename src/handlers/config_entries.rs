@@ -404,6 +404,14 @@ pub fn broker_entries(config: &BrokerConfig) -> Vec<Entry> {
             value: n(i64::try_from(limits.max_frame_bytes).unwrap_or(i64::MAX)),
             doc: "The largest request accepted (--max-frame-bytes).",
         },
+        BrokerKey {
+            name: "transaction.partition.verification.enable",
+            kind: ConfigType::Boolean,
+            default: s("true"),
+            value: Some(config.txn_partition_verification.to_string()),
+            doc: "Whether a transaction's first batch in a partition is verified against the \
+                  transaction coordinator (--transaction-partition-verification-enable).",
+        },
     ];
     keys.into_iter()
         .map(|k| {

@@ -1,7 +1,10 @@
 //! EndTxn (26), v0–v3: commit or abort. The coordinator moves an Ongoing transaction to its
-//! Prepare state and the answer goes back at once; the markers follow
-//! (`group_coordinator::txn_markers`), and until they are written a new AddPartitionsToTxn or
-//! InitProducerId of the same id is answered CONCURRENT_TRANSACTIONS, which clients retry.
+//! Prepare state; the markers follow (`group_coordinator::txn_markers`, every partition at once)
+//! and the answer goes back once they are written and the completion applied, at most 5 s after
+//! the decision (decision 0152: Kafka answers at the Prepare state, and clients then meet
+//! CONCURRENT_TRANSACTIONS on their next AddPartitionsToTxn and back off 20–300 ms). Until the
+//! completion applies, a new AddPartitionsToTxn or InitProducerId of the same id is answered
+//! CONCURRENT_TRANSACTIONS, which clients retry.
 //! v4+ (KIP-890: TRANSACTION_ABORTABLE, transactions v2's epoch bump) is not served.
 
 use coordinator::{Reply, WriteCommand};

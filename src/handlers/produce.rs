@@ -1,9 +1,11 @@
 //! Produce (0): v3–v12 stored, v0–v2 answered with UNSUPPORTED_VERSION (advertised only so
 //! that older librdkafka enables compression, as Kafka 4.0 does).
 //!
-//! Each partition's batch is checked (one v2 batch, CRC, counts), then appended on the blocking
-//! pool; the partitions of one request are appended concurrently, so their fsyncs overlap and
-//! join the group commits of other producers. `acks=0` gets no response; if something failed,
+//! Each partition's batch is checked (one v2 batch, CRC, counts), a transaction's first batch in
+//! the partition verified against the transaction coordinator's state (KIP-890 part 1, decision
+//! 0165: `verify_transactions`), then appended on the blocking pool; the partitions of one
+//! request are appended concurrently, so their fsyncs overlap and join the group commits of
+//! other producers. `acks=0` gets no response; if something failed,
 //! the connection is closed instead, which is how Kafka tells such a producer.
 
 use bytes::BytesMut;
@@ -19,8 +21,9 @@ use kafka_protocol::messages::TopicName;
 use protocol::batch::BatchHeader;
 
 use super::{Reply, RequestContext};
-use crate::data::{Appending, Partition};
+use crate::data::{Appending, Partition, TxnGuard};
 use crate::errors::{to_kafka_error, BrokerError};
+use crate::group_coordinator::txn_verify::{TxnBatch, TxnVerifyError};
 
 /// Handles one Produce request: [`begin`] then [`InFlight::finish`].
 pub async fn handle(ctx: &RequestContext, req: ProduceRequest) -> Reply {
@@ -80,7 +83,8 @@ pub async fn begin(ctx: &RequestContext, req: ProduceRequest, sync_now: bool) ->
             None,
         ));
     }
-    // Validate and find every partition first, then write them all in one blocking task.
+    // Validate and find every partition first, verify the transactional batches that would
+    // open a transaction, then write them all in one blocking task.
     let mut jobs = Vec::new();
     let mut shape = Vec::with_capacity(req.topic_data.len());
     for t in req.topic_data {
@@ -92,13 +96,16 @@ pub async fn begin(ctx: &RequestContext, req: ProduceRequest, sync_now: bool) ->
         }
         shape.push((t.name, indexes));
     }
+    let transactional_id = req.transactional_id.as_ref().map(|t| t.0.as_str());
+    verify_transactions(ctx, transactional_id, &mut jobs).await;
     let now = crate::clock::unix_ms();
     let sync_now = sync_now && jobs.len() == 1;
     let write_all = move || {
         jobs.into_iter()
             .map(|job| match job {
-                Ok((partition, records, header)) => {
-                    match partition.append_unsynced(records, header, now) {
+                Ok(job) => {
+                    let partition = Arc::clone(&job.partition);
+                    match job.append(now) {
                         Ok(appending) if sync_now => match partition.wait_durable(&appending) {
                             Ok(()) => Slot::Durable(appending),
                             Err(e) => Slot::Failed(BrokerError::Log(e)),
@@ -297,19 +304,110 @@ pub(crate) fn carries_transactional_batch(req: &ProduceRequest) -> bool {
     })
 }
 
-/// Checks one partition's batch and finds its partition.
+/// One partition's checked batch, ready to append.
+#[derive(Debug)]
+struct Job {
+    partition: Arc<Partition>,
+    records: BytesMut,
+    header: BatchHeader,
+    /// A transactional batch that would open a transaction here: its verification, to be
+    /// confirmed by [`verify_transactions`] before the append presents it.
+    guard: Option<TxnGuard>,
+    /// Whether transactional batches are verified (`--transaction-partition-verification-enable`).
+    verify: bool,
+}
+
+impl Job {
+    /// Writes the batch (not waiting for durability); a transactional one that would open a
+    /// transaction here only with a confirmed verification, unless verification is off.
+    fn append(self, now_ms: i64) -> Result<Appending, crate::data::AppendError> {
+        if self.verify {
+            self.partition
+                .append_produced(self.records, self.header, now_ms, self.guard)
+        } else {
+            self.partition
+                .append_unsynced(self.records, self.header, now_ms)
+        }
+    }
+}
+
+/// Checks one partition's batch and finds its partition; a transactional batch of a producer
+/// with no transaction open here at its epoch starts a verification (decision 0165).
 async fn prepare(
     ctx: &RequestContext,
     topic: &str,
     index: i32,
     records: Option<bytes::Bytes>,
-) -> Result<(Arc<Partition>, BytesMut, BatchHeader), BrokerError> {
+) -> Result<Job, BrokerError> {
     let records = records.unwrap_or_default();
     let header =
         protocol::batch::validate_produced(&records).map_err(crate::data::AppendError::from)?;
     let partition = ctx.broker.data.partition(topic, index).await?;
-    Ok((partition, BytesMut::from(&records[..]), header))
+    let verify = ctx.broker.config.txn_partition_verification;
+    let guard = if verify && header.is_transactional() {
+        partition.start_txn_verification(header.producer_id, header.producer_epoch)
+    } else {
+        None
+    };
+    Ok(Job {
+        partition,
+        records: BytesMut::from(&records[..]),
+        header,
+        guard,
+        verify,
+    })
 }
+
+/// KIP-890 part 1: every job holding a verification is checked against the transaction
+/// coordinator's state, made fresh once for the request; a batch the coordinator did not
+/// register becomes that partition's error and is not written.
+async fn verify_transactions(
+    ctx: &RequestContext,
+    transactional_id: Option<&str>,
+    jobs: &mut [Result<Job, BrokerError>],
+) {
+    if !jobs
+        .iter()
+        .any(|j| matches!(j, Ok(Job { guard: Some(_), .. })))
+    {
+        return;
+    }
+    let fresh = match ctx.broker.groups.as_ref() {
+        Some(groups) => groups
+            .catch_up_for_txn_verification()
+            .await
+            .map(|()| groups),
+        None => Err(TxnVerifyError::Unavailable(
+            "this broker runs no transaction coordinator".into(),
+        )),
+    };
+    for slot in jobs.iter_mut() {
+        let Ok(job) = slot else { continue };
+        if job.guard.is_none() {
+            continue;
+        }
+        let verdict = fresh.clone().and_then(|groups| {
+            groups.judge_txn_batch(&TxnBatch {
+                // `begin` refused transactional batches without a transactional id.
+                transactional_id: transactional_id.unwrap_or_default(),
+                producer_id: job.header.producer_id,
+                producer_epoch: job.header.producer_epoch,
+                topic: &job.partition.topic,
+                partition: job.partition.index,
+                abortable: ctx.version >= TRANSACTION_ABORTABLE_SINCE,
+            })
+        });
+        if let Err(e) = verdict {
+            if let Some(guard) = job.guard {
+                job.partition.drop_txn_verification(guard);
+            }
+            *slot = Err(e.into());
+        }
+    }
+}
+
+/// The Produce version from which a client handles TRANSACTION_ABORTABLE (KIP-890: v11).
+const TRANSACTION_ABORTABLE_SINCE: i16 = 11;
 
 pub(crate) fn error_response(
     ctx: &RequestContext,

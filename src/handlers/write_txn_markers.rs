@@ -2,7 +2,8 @@
 //! the COMMIT or ABORT marker of a transaction to the partitions it owns (decision 0125).
 //! Each partition is answered on its own: written and durable (NONE), not owned here
 //! (NOT_LEADER_OR_FOLLOWER, or UNKNOWN_TOPIC_OR_PARTITION), or the data plane's refusal
-//! (INVALID_PRODUCER_EPOCH when a newer epoch of the producer already wrote there). Like a
+//! (INVALID_PRODUCER_EPOCH when a newer epoch of the producer already wrote there,
+//! TRANSACTION_COORDINATOR_FENCED when a newer coordinator epoch did, decision 0153). Like a
 //! Kafka broker without an authorizer, any client may send it.
 
 use kafka_protocol::messages::write_txn_markers_response::{

@@ -4,9 +4,11 @@ completion while the test SIGKILLs and restarts the broker (or a cluster's leade
 
 usage:
   eos_pipeline.py run BOOTSTRAP IN OUT GROUP TXN_ID TOTAL [--batch N] [--deadline S]
+                     [--hold-ms P]
       Consumes IN (read_committed, group GROUP), writes "out-<value>" to OUT (same partition)
       and commits the consumed positions in the same transaction (send_offsets_to_transaction),
-      until the group's committed offsets add up to TOTAL. Prints a line "committed <n>" after
+      each transaction held open P ms before its commit (so that the test's kills land inside
+      one), until the group's committed offsets add up to TOTAL. Prints a line "committed <n>" after
       every committed transaction (the test times its kills on them) and one last JSON line:
       {"done": bool, "committed": n, "transactions": t, "aborted": a, "fatal": f, "errors": [...]}
   eos_pipeline.py verify BOOTSTRAP OUT PARTITIONS
@@ -34,7 +36,7 @@ def kafka_error(e):
     return e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
 
 
-def run(bootstrap, topic_in, topic_out, group, txn_id, total, batch, deadline_s):
+def run(bootstrap, topic_in, topic_out, group, txn_id, total, batch, deadline_s, hold_ms):
     deadline = time.time() + deadline_s
     stats = {"transactions": 0, "aborted": 0, "fatal": 0, "errors": []}
 
@@ -147,6 +149,8 @@ def run(bootstrap, topic_in, topic_out, group, txn_id, total, batch, deadline_s)
                         producer.poll(0.1)
             positions = consumer.position(consumer.assignment())
             producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 15)
+            if hold_ms > 0:
+                time.sleep(hold_ms / 1000)
             while True:
                 try:
                     producer.commit_transaction(15)
@@ -231,7 +235,7 @@ if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "run":
         args = sys.argv[2:]
-        batch, deadline_s = 50, 240
+        batch, deadline_s, hold_ms = 50, 240, 0
         if "--batch" in args:
             i = args.index("--batch")
             batch = int(args[i + 1])
@@ -240,8 +244,12 @@ if __name__ == "__main__":
             i = args.index("--deadline")
             deadline_s = float(args[i + 1])
             del args[i : i + 2]
+        if "--hold-ms" in args:
+            i = args.index("--hold-ms")
+            hold_ms = float(args[i + 1])
+            del args[i : i + 2]
         bootstrap, topic_in, topic_out, group, txn_id, total = args
-        run(bootstrap, topic_in, topic_out, group, txn_id, int(total), batch, deadline_s)
+        run(bootstrap, topic_in, topic_out, group, txn_id, int(total), batch, deadline_s, hold_ms)
     elif mode == "verify":
         bootstrap, topic, partitions = sys.argv[2:5]
         verify(bootstrap, topic, int(partitions))
