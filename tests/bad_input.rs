@@ -65,7 +65,7 @@ fn oversized_negative_unknown_and_unsupported_requests_close_only_their_connecti
     assert_closed(&broker, &frame(43, 0, 1, &[0xff, 0xff]), "unserved key");
     witness.check();
     // Served APIs at versions outside the served range.
-    assert_closed(&broker, &frame(3, 13, 1, &[0xff, 0xff, 0]), "Metadata v13");
+    assert_closed(&broker, &frame(3, 14, 1, &[0xff, 0xff, 0]), "Metadata v14");
     assert_closed(&broker, &frame(1, 3, 1, &[0xff, 0xff]), "Fetch v3");
     // A header shorter than its fixed fields, and a body cut short.
     assert_closed(&broker, &[0, 0, 0, 3, 0, 3, 0], "3-byte frame");

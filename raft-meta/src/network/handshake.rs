@@ -55,6 +55,8 @@ pub enum AuthError {
     Io(#[from] std::io::Error),
     #[error("peer closed the connection during authentication (does it run with the same --cluster-secret-file?)")]
     Closed,
+    #[error("expected {expected}, got a frame announcing {len} bytes (a peer without --cluster-secret-file?)")]
+    Length { expected: &'static str, len: usize },
     #[error("expected {expected}, got a frame of {len} bytes kind {kind:#04x} (a peer without --cluster-secret-file?)")]
     Unexpected {
         expected: &'static str,
@@ -121,25 +123,36 @@ fn key(secret: &ClusterSecret) -> hmac::Key {
     hmac::Key::new(hmac::HMAC_SHA256, secret.bytes())
 }
 
-/// Reads one handshake message of `kind`: its length must be exactly `len`, checked before
-/// the body is read.
+/// Reads one handshake message of `kind`: its length must be exactly `N`, checked before
+/// anything else is read.
 async fn read_message<R: AsyncRead + Unpin, const N: usize>(
     r: &mut R,
     kind: u8,
     expected: &'static str,
 ) -> Result<[u8; N], AuthError> {
-    let mut header = [0u8; 5];
-    match r.read_exact(&mut header).await {
+    // The length first: a stranger's absurd prefix is refused as soon as its four bytes are
+    // in, not when the handshake times out waiting for a fifth.
+    let mut prefix = [0u8; 4];
+    match r.read_exact(&mut prefix).await {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(AuthError::Closed),
         Err(e) => return Err(e.into()),
     }
-    let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
-    if len != N || header[4] != kind {
+    let len = u32::from_be_bytes(prefix) as usize;
+    if len != N {
+        return Err(AuthError::Length { expected, len });
+    }
+    let mut got = [0u8; 1];
+    match r.read_exact(&mut got).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(AuthError::Closed),
+        Err(e) => return Err(e.into()),
+    }
+    if got[0] != kind {
         return Err(AuthError::Unexpected {
             expected,
             len,
-            kind: header[4],
+            kind: got[0],
         });
     }
     let mut body = [0u8; N];
@@ -355,19 +368,29 @@ mod tests {
     #[tokio::test]
     async fn a_plain_request_instead_of_a_hello_is_refused_before_its_body_is_read() {
         let (mut c, mut s) = tokio::io::duplex(1 << 16);
+        // The length alone decides: no fifth byte is needed to refuse it.
         c.write_all(&(64u32 << 20).to_be_bytes()).await.unwrap();
-        c.write_all(&[1]).await.unwrap();
         let a = secret(A);
         let got = server(&mut s, &a, 1).await;
         assert!(
             matches!(
                 got,
-                Err(AuthError::Unexpected {
+                Err(AuthError::Length {
                     len: 67_108_864,
-                    kind: 1,
                     ..
                 })
             ),
+            "{got:?}"
+        );
+        // The right length with another kind of message.
+        let (mut c, mut s) = tokio::io::duplex(1 << 16);
+        c.write_all(&(HELLO_BYTES as u32).to_be_bytes())
+            .await
+            .unwrap();
+        c.write_all(&[1]).await.unwrap();
+        let got = server(&mut s, &a, 1).await;
+        assert!(
+            matches!(got, Err(AuthError::Unexpected { kind: 1, .. })),
             "{got:?}"
         );
     }
