@@ -175,7 +175,11 @@ fn without_the_flag_sessions_do_not_expire_and_a_handshake_is_illegal() {
 #[test]
 fn librdkafka_reauthenticates_and_keeps_producing_and_consuming() {
     let dir = tempfile::tempdir().unwrap();
-    let b = broker(dir.path(), &["--connections-max-reauth-ms", "2000"]);
+    // librdkafka re-authenticates at 90 % of the session and not while a request is in
+    // flight: a 2 s session left it 200 ms, less than a long-poll Fetch can take on a loaded
+    // machine (a connection was closed for it once). 5 s leaves 500 ms, five times the
+    // client's fetch wait (reauth_client.py sets fetch.wait.max.ms=100).
+    let b = broker(dir.path(), &["--connections-max-reauth-ms", "5000"]);
     let addr = b.listener("SASL_PLAINTEXT").to_string();
     for (mechanism, user, password) in [
         ("SCRAM-SHA-256", "alice", "alice-secret"),

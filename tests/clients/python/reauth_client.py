@@ -54,6 +54,7 @@ c = Consumer(
         "auto.offset.reset": "earliest",
         "enable.auto.commit": True,
         "auto.commit.interval.ms": 200,
+        "fetch.wait.max.ms": 100,
         "error_cb": on_error,
     }
 )
