@@ -63,8 +63,7 @@ async fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
-    use crate::topics::NewTopic;
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx, plain_batch};
     use kafka_protocol::messages::delete_records_request::{
         DeleteRecordsPartition, DeleteRecordsTopic,
     };
@@ -93,14 +92,7 @@ mod tests {
         for v in 0..=2 {
             let dir = tempfile::tempdir().unwrap();
             let b = broker(dir.path(), &[]);
-            let new = NewTopic {
-                name: "t".into(),
-                num_partitions: 2,
-                replication_factor: 1,
-                configs: vec![("segment.bytes".into(), Some("1048576".into()))],
-                ..NewTopic::default()
-            };
-            b.create_topic(&new, false).await.unwrap();
+            create_topic(&b, "t", 2, &[("segment.bytes", "1048576")]).await;
             let p = b.data.partition("t", 0).await.unwrap();
             for _ in 0..10 {
                 let batch = bytes::BytesMut::from(&plain_batch(10)[..]);
@@ -141,13 +133,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let b = broker(dir.path(), &[]);
-            let new = NewTopic {
-                name: "t".into(),
-                num_partitions: 1,
-                replication_factor: 1,
-                ..NewTopic::default()
-            };
-            b.create_topic(&new, false).await.unwrap();
+            create_topic(&b, "t", 1, &[]).await;
             let p = b.data.partition("t", 0).await.unwrap();
             let batch = bytes::BytesMut::from(&plain_batch(20)[..]);
             let header = protocol::batch::BatchHeader::parse(&batch).unwrap();

@@ -102,8 +102,7 @@ fn encode(e: &Entry, synonyms: bool, documentation: bool) -> DescribeConfigsReso
 mod tests {
     use super::*;
     use crate::handlers::config_entries::{SOURCE_DEFAULT_CONFIG, SOURCE_DYNAMIC_TOPIC_CONFIG};
-    use crate::handlers::test_support::{assert_encodes, broker, ctx};
-    use crate::topics::NewTopic;
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx};
     use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
     use kafka_protocol::messages::{ApiKey, ResponseKind};
     use protocol::ErrorCode;
@@ -118,14 +117,7 @@ mod tests {
     async fn topics_and_brokers_at_every_version() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &["--num-partitions", "3"]);
-        let new = NewTopic {
-            name: "t".into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            configs: vec![("retention.ms".into(), Some("60000".into()))],
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "t", 1, &[("retention.ms", "60000")]).await;
         for v in 1..=4 {
             let c = ctx(&b, ApiKey::DescribeConfigs, v);
             let req = DescribeConfigsRequest::default()

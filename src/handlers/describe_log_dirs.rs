@@ -133,7 +133,7 @@ fn ok_result(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx, plain_batch};
     use crate::topics::NewTopic;
     use kafka_protocol::messages::describe_log_dirs_request::DescribableLogDirTopic;
     use kafka_protocol::messages::{ApiKey, ResponseKind};
@@ -223,13 +223,7 @@ mod tests {
     async fn named_topics_filter_and_unknown_ones_are_left_out() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "a".into(),
-            num_partitions: 3,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "a", 3, &[]).await;
         let c = ctx(&b, ApiKey::DescribeLogDirs, 4);
         let want = |t: &str, parts: Vec<i32>| {
             DescribableLogDirTopic::default()

@@ -167,8 +167,7 @@ async fn alter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::test_support::{assert_encodes, broker, ctx};
-    use crate::topics::NewTopic;
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx};
     use kafka_protocol::messages::incremental_alter_configs_request::AlterableConfig;
     use kafka_protocol::messages::{ApiKey, ResponseKind};
 
@@ -191,14 +190,7 @@ mod tests {
         for v in 0..=1 {
             let dir = tempfile::tempdir().unwrap();
             let b = broker(dir.path(), &[]);
-            let new = NewTopic {
-                name: "t".into(),
-                num_partitions: 1,
-                replication_factor: 1,
-                configs: vec![("retention.ms".into(), Some("60000".into()))],
-                ..NewTopic::default()
-            };
-            b.create_topic(&new, false).await.unwrap();
+            create_topic(&b, "t", 1, &[("retention.ms", "60000")]).await;
             let c = ctx(&b, ApiKey::IncrementalAlterConfigs, v);
             let req = IncrementalAlterConfigsRequest::default().with_resources(vec![
                 resource(

@@ -179,8 +179,7 @@ async fn lookup(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
-    use crate::topics::NewTopic;
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx, plain_batch};
     use kafka_protocol::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
     use kafka_protocol::messages::{ApiKey, ResponseKind, TopicName};
     use kafka_protocol::protocol::StrBytes;
@@ -204,13 +203,7 @@ mod tests {
     async fn every_version_answers_and_encodes() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "t".into(),
-            num_partitions: 2,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "t", 2, &[]).await;
         let p = b.data.partition("t", 0).await.unwrap();
         for _ in 0..2 {
             // Timestamps 1000..1003 in each batch.
@@ -273,13 +266,7 @@ mod tests {
     async fn special_timestamps_follow_their_versions_and_kafka_without_tiered_storage() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "t".into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "t", 1, &[]).await;
         let p = b.data.partition("t", 0).await.unwrap();
         let records = plain_batch(4);
         let header = protocol::batch::validate_produced(&records).unwrap();

@@ -398,6 +398,26 @@ pub(crate) mod test_support {
         })
     }
 
+    /// Creates topic `name` with `partitions` partitions, replication factor 1 and `configs`.
+    pub async fn create_topic(
+        b: &Broker,
+        name: &str,
+        partitions: i32,
+        configs: &[(&str, &str)],
+    ) -> Arc<crate::topics::TopicSpec> {
+        let new = crate::topics::NewTopic {
+            name: name.into(),
+            num_partitions: partitions,
+            replication_factor: 1,
+            configs: configs
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), Some((*v).to_string())))
+                .collect(),
+            ..crate::topics::NewTopic::default()
+        };
+        b.create_topic(&new, false).await.unwrap()
+    }
+
     /// A context for `key` at `version`.
     pub fn ctx(broker: &Arc<Broker>, key: ApiKey, version: i16) -> RequestContext {
         RequestContext {

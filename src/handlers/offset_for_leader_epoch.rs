@@ -81,8 +81,7 @@ async fn end_offset(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
-    use crate::topics::NewTopic;
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx, plain_batch};
     use kafka_protocol::messages::offset_for_leader_epoch_request::{
         OffsetForLeaderPartition, OffsetForLeaderTopic,
     };
@@ -122,13 +121,7 @@ mod tests {
     async fn the_current_epoch_ends_at_the_log_end_at_every_version() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "t".into(),
-            num_partitions: 2,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "t", 2, &[]).await;
         let p = b.data.partition("t", 0).await.unwrap();
         for _ in 0..3 {
             let batch = bytes::BytesMut::from(&plain_batch(5)[..]);
@@ -178,13 +171,7 @@ mod tests {
     async fn deleted_records_move_where_the_epoch_starts() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "t".into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "t", 1, &[]).await;
         let p = b.data.partition("t", 0).await.unwrap();
         let batch = bytes::BytesMut::from(&plain_batch(20)[..]);
         let header = protocol::batch::BatchHeader::parse(&batch).unwrap();

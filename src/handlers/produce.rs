@@ -454,8 +454,7 @@ fn legacy(ctx: &RequestContext, req: &ProduceRequest) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handlers::test_support::{assert_encodes, broker, ctx, plain_batch};
-    use crate::topics::NewTopic;
+    use crate::handlers::test_support::{assert_encodes, broker, create_topic, ctx, plain_batch};
     use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
     use kafka_protocol::messages::{ApiKey, TopicName};
 
@@ -485,13 +484,7 @@ mod tests {
     async fn every_version_appends_and_encodes_its_answer() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "p".into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "p", 1, &[]).await;
         let mut expected_offset = 0;
         for v in 3..=12 {
             let c = ctx(&b, ApiKey::Produce, v);
@@ -517,13 +510,7 @@ mod tests {
     async fn acks_zero_answers_nothing_or_closes_on_failure_and_bad_acks_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let b = broker(dir.path(), &[]);
-        let new = NewTopic {
-            name: "p".into(),
-            num_partitions: 1,
-            replication_factor: 1,
-            ..NewTopic::default()
-        };
-        b.create_topic(&new, false).await.unwrap();
+        create_topic(&b, "p", 1, &[]).await;
         let c = ctx(&b, ApiKey::Produce, 9);
         assert!(matches!(
             handle(&c, request("p", 0, plain_batch(1), 0)).await,
