@@ -86,3 +86,15 @@ if bad:
     print("coordinator module layering violated:\n  " + "\n  ".join(bad)); sys.exit(1)
 print("coordinator module layering ok")
 PY
+
+# 3. Every file of a package's tests/ is a module of its suite binary (decision 0180): with
+#    `autotests = false` a file left out would compile into nothing and its tests never run.
+for suite in tests/suite.rs raft-meta/tests/suite.rs coordinator/tests/suite.rs compaction/tests/suite.rs; do
+    dir=$(dirname "$suite")
+    for f in "$dir"/*.rs; do
+        name=$(basename "$f" .rs)
+        [ "$name" = suite ] && continue
+        grep -qx "mod $name;" "$suite" || { echo "tests: $f is not declared in $suite (add \`mod $name;\`)"; exit 1; }
+    done
+done
+echo "test suites ok"

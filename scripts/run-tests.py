@@ -62,6 +62,12 @@ ALONE = (
 )
 
 
+# Test binaries that hold a package's integration tests as modules (tests/suite.rs declares
+# `mod x;` for each tests/x.rs): one binary links the crate once instead of once per file
+# (decision 0180). Each module still runs as a job of its own (suite_jobs).
+SUITES = ("suite",)
+
+
 def test_binaries(root: Path) -> list:
     """The test executables cargo builds for `cargo test --workspace`, in cargo's order."""
     build = subprocess.run(
@@ -89,12 +95,48 @@ def test_binaries(root: Path) -> list:
         what = f"unittests {rel_src}" if kind in ("lib", "bin") else rel_src
         exe = Path(msg["executable"])
         rel_exe = os.path.relpath(exe, root)
+        if kind == "test" and src.stem in SUITES:
+            jobs.extend(suite_jobs(exe, rel_exe, package_dir, first=package_dir == root))
+            continue
         jobs.append(
             Job(
                 title=f"     Running {what} ({rel_exe})",
                 argv=[str(exe)],
                 cwd=str(package_dir),
                 first=package_dir == root and kind == "test",
+                alone=rel_src.startswith(ALONE),
+            )
+        )
+    return jobs
+
+
+def suite_jobs(exe: Path, rel_exe: str, package_dir: Path, first: bool) -> list:
+    """One job per module of a suite binary: the tests of tests/x.rs run in a process of their
+    own, as when x was a binary of its own, with the title and ALONE rule of tests/x.rs."""
+    listed = subprocess.run(
+        [str(exe), "--list", "--format", "terse"],
+        cwd=package_dir,
+        stdout=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    modules = {}
+    for line in listed.stdout.splitlines():
+        if not line.endswith(": test"):
+            continue
+        name = line[: -len(": test")]
+        modules.setdefault(name.split("::", 1)[0], []).append(name)
+    jobs = []
+    for module, names in modules.items():
+        rel_src = f"tests/{module}.rs"
+        if not (package_dir / rel_src).exists():
+            rel_src = f"tests/{module}/mod.rs"
+        jobs.append(
+            Job(
+                title=f"     Running {rel_src} ({rel_exe})",
+                argv=[str(exe), "--exact", *names],
+                cwd=str(package_dir),
+                first=first,
                 alone=rel_src.startswith(ALONE),
             )
         )

@@ -6,7 +6,7 @@
 //! without `--authorizer acl` the ACL APIs answer SECURITY_DISABLED (54).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -7,7 +7,7 @@
 //! batches, Metadata and ListOffsets.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

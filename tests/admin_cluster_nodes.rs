@@ -7,8 +7,8 @@
 //! committed epochs on every partition.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! and kafka-python): read back after a restart of the broker on the same data.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

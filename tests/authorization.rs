@@ -17,7 +17,7 @@
 //! while a connection is open counts for that connection's next request.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! log line, while another connection keeps being served and the broker never falls over.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -18,8 +18,8 @@
 //! `docs/BENCHMARKS.md`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};

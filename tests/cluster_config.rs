@@ -4,8 +4,8 @@
 //! and a one-voter node adopts its new flags when restarted with them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::time::Duration;
 

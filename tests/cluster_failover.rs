@@ -4,8 +4,8 @@
 //! consumers resume from their committed offsets: no record is skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

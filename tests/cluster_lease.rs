@@ -11,8 +11,7 @@
 //! - healed, it follows the new leader and the cluster agrees.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

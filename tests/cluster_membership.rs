@@ -3,8 +3,8 @@
 //! Metadata with four brokers, is removed again; failures exit with a code that says so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::Path;

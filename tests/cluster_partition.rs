@@ -8,8 +8,7 @@
 //!   acknowledged (an error code or no answer), and once the peers resume the cluster is whole.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
 
 use std::time::{Duration, Instant};
 

@@ -4,8 +4,7 @@
 //! through either of them, restart it, and check that it catches up with what it missed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -6,8 +6,8 @@
 //! deleted user stays deleted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};

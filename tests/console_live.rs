@@ -6,7 +6,7 @@
 //! `target/console-live-group.png`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

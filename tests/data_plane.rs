@@ -4,7 +4,7 @@
 //! sequence rules, the long poll, the max-timestamp lookup, retention, and kill -9.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! served, the broker stays up and its peak memory stays small.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::time::Duration;

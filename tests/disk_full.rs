@@ -7,12 +7,10 @@
 //! themselves once space is freed; everything acknowledged survives SIGKILL and restart.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
-#[path = "common/full_disk.rs"]
-mod full_disk;
-#[path = "../compaction/tests/support/tmpfs.rs"]
-mod tmpfs;
+use crate::cluster_support;
+use crate::common;
+use crate::full_disk;
+use crate::tmpfs;
 
 use std::time::{Duration, Instant};
 

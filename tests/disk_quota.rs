@@ -7,12 +7,10 @@
 //! SIGKILL and restart byte for byte.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
-#[path = "common/full_disk.rs"]
-mod full_disk;
-#[path = "common/quota_fs.rs"]
-mod quota_fs;
+use crate::cluster_support;
+use crate::common;
+use crate::full_disk;
+use crate::quota_fs;
 
 use std::time::{Duration, Instant};
 

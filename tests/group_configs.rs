@@ -3,7 +3,7 @@
 //! gets the overridden interval; the overrides survive a restart and go with the group.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,8 +6,8 @@
 //! admin.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::time::Duration;
 

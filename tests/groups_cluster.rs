@@ -5,8 +5,8 @@
 //! ids that never repeat, across nodes and restarts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,8 @@
 //! SIGKILL mid-load, restarted on the same data: every acknowledged commit reads back.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

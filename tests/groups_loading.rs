@@ -4,8 +4,8 @@
 //! every acknowledged commit. `/readyz` says 503 (replaying) meanwhile, and 200 once loaded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -3,8 +3,8 @@
 //! zombies, and every error code the coordinator issue names.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::io::Write;
 

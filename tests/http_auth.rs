@@ -3,7 +3,7 @@
 //! challenge, and neither the pages nor the log ever show a credential (decision 0151).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

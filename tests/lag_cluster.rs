@@ -6,8 +6,8 @@
 //! stopped before the failover, "warming up" (no status) for one that committed just before.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

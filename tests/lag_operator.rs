@@ -7,8 +7,8 @@
 //! known exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-mod group_wire;
+use crate::common;
+use crate::group_wire;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! timestamps and the wall clock around each reading.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

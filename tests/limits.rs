@@ -4,7 +4,7 @@
 //! read from `/proc/<pid>`, stay bounded. The group count limits are met by a real client.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -4,8 +4,8 @@
 //! and file descriptors (from `/proc/<pid>`) stay bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -4,7 +4,7 @@
 //! AdminClient seeing what the tool changed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! `--export` / `--from-file`, the refusal to reset an active group, and the deletes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

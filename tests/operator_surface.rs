@@ -5,9 +5,9 @@
 //! writes JSON lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
-mod group_wire;
+use crate::cluster_support;
+use crate::common;
+use crate::group_wire;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

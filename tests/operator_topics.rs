@@ -2,7 +2,7 @@
 //! way an operator who knows `kafka-topics.sh` would run it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

@@ -5,7 +5,7 @@
 //! the refusal of another principal or another mechanism.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::Path;

@@ -14,8 +14,8 @@
 //! - a directory no topic owns is moved aside under `stray/`, intact, with one log line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
+use crate::common;
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! server certificate for 127.0.0.1 and a client certificate), in the test's temp directory.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -3,7 +3,7 @@
 //! Metadata) against kcat and a raw socket.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! (librdkafka) create, list, describe and delete topics and get Kafka's error codes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,8 +6,7 @@
 //! every broker.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
+use crate::cluster_support;
 
 use std::time::Duration;
 

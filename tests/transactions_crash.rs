@@ -6,9 +6,7 @@
 //! checks are in `tests/eos_support/`; kafkajs's run is `tests/transactions_crash_kafkajs.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
-mod eos_support;
+use crate::eos_support;
 
 use eos_support::Client;
 

@@ -6,9 +6,7 @@
 //! read_committed reader checks the ledger (`tests/eos_support/`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod cluster_support;
-mod common;
-mod eos_support;
+use crate::eos_support;
 
 use eos_support::Client;
 

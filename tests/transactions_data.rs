@@ -10,7 +10,7 @@
 //!   delivers everything.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::raw::{batches, RawClient};

@@ -7,7 +7,7 @@
 //! and exit codes are asserted exactly, the errors for bad arguments included.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};

@@ -4,8 +4,7 @@
 //! guard refuses further appends until space is freed, reads go on, appends resume by themselves
 //! once space is back, and every acknowledged entry reads back after reopening.
 
-#[path = "support/tmpfs.rs"]
-mod tmpfs;
+use crate::tmpfs;
 
 use std::time::{Duration, Instant};
 

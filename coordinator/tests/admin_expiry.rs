@@ -1,7 +1,7 @@
 //! DeleteGroups, DescribeGroups, ListGroups and KIP-211 offset retention scenarios.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

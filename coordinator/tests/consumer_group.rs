@@ -2,7 +2,7 @@
 //! replays, compacts and checks that no partition is held by two members).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::consumer::*;

@@ -3,7 +3,7 @@
 //! a group's offset past its limit is refused, and nothing else is (every step replays).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::consumer::*;

@@ -3,7 +3,7 @@
 //! snapshots, followers), and their deletion with the group.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::group_config::{
     AlterGroupConfigs, GroupConfigError, GroupConfigOp, CONSUMER_HEARTBEAT_INTERVAL_MS,

@@ -5,7 +5,7 @@
 //! The seed is printed; `COORDINATOR_SEED=<seed>` replays a failing run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use bytes::Bytes;
 use coordinator::*;

@@ -1,7 +1,7 @@
 //! JoinGroup scenarios, one rule of Kafka's classic protocol per test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

@@ -2,7 +2,7 @@
 //! `kafka-consumer-groups.sh` drive it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

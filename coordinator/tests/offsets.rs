@@ -1,7 +1,7 @@
 //! OffsetCommit (the exact validation order), OffsetFetch and OffsetDelete scenarios.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

@@ -8,7 +8,7 @@
 //! replay_property` replays a failing run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

@@ -2,7 +2,7 @@
 //! runtime picks; they must survive a round trip (u128 nonces and byte strings included).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

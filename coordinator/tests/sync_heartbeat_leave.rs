@@ -1,7 +1,7 @@
 //! SyncGroup, Heartbeat, LeaveGroup and session scenarios.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

@@ -5,7 +5,7 @@
 //! compacted log, snapshot and followers all agree).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod harness;
+use crate::harness;
 
 use coordinator::*;
 use harness::*;

@@ -3,7 +3,7 @@
 //! writes, and does the same again after a restart. Replicas that can read the entry go on.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

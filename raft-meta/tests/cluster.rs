@@ -2,7 +2,7 @@
 //! isolation, and a stale leader that must never acknowledge.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! must be there after restart (snapshot + log tail), also when the newest snapshot is corrupt.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod process;
+use crate::process;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

@@ -5,9 +5,8 @@
 //! old snapshot kept, the log not purged) and built once there is room.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-#[path = "../../compaction/tests/support/tmpfs.rs"]
-mod tmpfs;
+use crate::common;
+use crate::tmpfs;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,7 @@
 //! The key-value demo application's own rules (limits, rejected input, snapshot round trip).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../testkit/kv.rs"]
-mod kv;
+use crate::common::kv;
 
 use bytes::Bytes;
 use kv::{KvApp, KvCommand, KvReply, KV_VALUE_BYTES_MAX};

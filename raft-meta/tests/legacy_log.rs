@@ -4,7 +4,7 @@
 //! payload, each restoring exactly the state the workload gives.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod workload;
+use crate::workload;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

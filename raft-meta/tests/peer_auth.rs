@@ -5,7 +5,7 @@
 //! its membership. A node started with another secret cannot join.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! leader restarts, rejoins and catches up by snapshot (it is behind the purge point).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod process;
+use crate::process;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod sim;
+use crate::sim;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

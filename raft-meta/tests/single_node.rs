@@ -1,7 +1,7 @@
 //! One voter: the embedded default, same code path as a cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! openraft's storage conformance suite on every log store, paired with our state machine.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-#[path = "../testkit/kv.rs"]
-mod kv;
+use crate::common::kv;
 
 use kv::KvApp;
 use openraft::testing::{StoreBuilder, Suite};
