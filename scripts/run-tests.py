@@ -10,7 +10,8 @@ does, and prints each binary's whole output when it ends, behind the line cargo 
 
     scripts/run-tests.py [--jobs N]      N defaults to $COHORT_TEST_JOBS, else 2
 
-Builds first if needed (`cargo test --workspace --no-run`), runs the doc tests as one more job,
+Builds first if needed (`cargo test --workspace --lib --bins --tests --no-run`: the test
+binaries, not the examples), runs the doc tests as one more job,
 exits non-zero if any binary failed, and names the failed ones last.
 """
 
@@ -71,7 +72,10 @@ SUITES = ("suite",)
 def test_binaries(root: Path) -> list:
     """The test executables cargo builds for `cargo test --workspace`, in cargo's order."""
     build = subprocess.run(
-        ["cargo", "test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"],
+        [
+            "cargo", "test", "--workspace", "--lib", "--bins", "--tests", "--no-run",
+            "--message-format=json-render-diagnostics",
+        ],
         cwd=root,
         stdout=subprocess.PIPE,
         text=True,
