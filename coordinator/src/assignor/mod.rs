@@ -147,10 +147,16 @@ const RECENT_LISTS: usize = 8;
 /// vectorises), stopping at the first chunk that differs: a large group's lists are the
 /// bulk of the bytes an assignor reads.
 fn same_ids(a: &[TopicId], b: &[TopicId]) -> bool {
-    a.len() == b.len()
-        && a.chunks(16)
-            .zip(b.chunks(16))
-            .all(|(x, y)| x.iter().zip(y).fold(0u128, |acc, (p, q)| acc | (p.0 ^ q.0)) == 0)
+    if a.len() != b.len() {
+        return false;
+    }
+    let (a_chunks, a_rest) = a.as_chunks::<8>();
+    let (b_chunks, b_rest) = b.as_chunks::<8>();
+    a_chunks
+        .iter()
+        .zip(b_chunks)
+        .all(|(x, y)| x.iter().zip(y).fold(0u128, |acc, (p, q)| acc | (p.0 ^ q.0)) == 0)
+        && a_rest == b_rest
 }
 
 pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Subscriptions {
@@ -246,17 +252,30 @@ pub(crate) fn collect(spec: &GroupSpec, flat: &Flat, owner: &[u32]) -> GroupAssi
     let mut out = Vec::with_capacity(members);
     for m in 0..members {
         let mine = slots.get(first[m]..first[m + 1]).unwrap_or_default();
-        let mut topics: BTreeMap<TopicId, Vec<PartitionIndex>> = BTreeMap::new();
-        for run in mine.chunk_by(|a, b| a.0 == b.0) {
-            let Some(topic) = run.first().and_then(|(t, _)| spec.topics.get(*t as usize)) else {
-                continue;
-            };
-            let partitions = run
+        let runs = mine.chunk_by(|a, b| a.0 == b.0).filter_map(|run| {
+            let topic = run
+                .first()
+                .and_then(|(t, _)| spec.topics.get(*t as usize))?;
+            let partitions: Vec<PartitionIndex> = run
                 .iter()
                 .map(|(_, p)| PartitionIndex(i32::try_from(*p).unwrap_or(i32::MAX)))
                 .collect();
-            topics.insert(topic.id, partitions);
-        }
+            Some((topic.id, partitions))
+        });
+        // Built from a sorted vector, a map fills its nodes (inserting one topic at a time
+        // leaves them half full, and searches from the root each time).
+        let topics: BTreeMap<TopicId, Vec<PartitionIndex>> = match mine.first() {
+            Some((t, _)) if mine.last().is_some_and(|(last, _)| last == t) => {
+                let mut one = BTreeMap::new();
+                one.extend(runs);
+                one
+            }
+            _ => {
+                let mut sorted = Vec::with_capacity(mine.chunk_by(|a, b| a.0 == b.0).count());
+                sorted.extend(runs);
+                sorted.into_iter().collect()
+            }
+        };
         out.push(Assignment::from_sorted_topics(topics));
     }
     GroupAssignment { members: out }

@@ -132,6 +132,8 @@ struct Subscribers {
     list_of_topic: Vec<Option<usize>>,
     /// Member indexes in spec order.
     lists: Vec<Vec<u32>>,
+    /// Per distinct subscription, the lists its members are in.
+    lists_of_distinct: Vec<Vec<usize>>,
 }
 
 impl Subscribers {
@@ -175,6 +177,7 @@ impl Subscribers {
         Subscribers {
             list_of_topic,
             lists,
+            lists_of_distinct,
         }
     }
 
@@ -186,6 +189,69 @@ impl Subscribers {
             .flatten()
             .and_then(|l| self.lists.get(l))
             .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The members' loads, with a histogram of them per subscriber list kept up to date as
+/// loads change, so that filling a topic need not look at each of its subscribers' loads
+/// to find the lowest and how many sit at each level.
+struct Loads<'a> {
+    load: Vec<usize>,
+    subscribers: &'a Subscribers,
+    /// Per member, its distinct subscription.
+    distinct_of: &'a [usize],
+    /// Per list: how many of its members have each load.
+    histograms: Vec<Vec<usize>>,
+    /// Per list: its lowest load (loads only grow while filling).
+    lowest: Vec<usize>,
+}
+
+impl<'a> Loads<'a> {
+    fn new(load: Vec<usize>, subscribers: &'a Subscribers, distinct_of: &'a [usize]) -> Self {
+        let mut histograms = Vec::with_capacity(subscribers.lists.len());
+        let mut lowest = Vec::with_capacity(subscribers.lists.len());
+        for list in &subscribers.lists {
+            let mut h: Vec<usize> = Vec::new();
+            for i in list {
+                let l = load[*i as usize];
+                if h.len() <= l {
+                    h.resize(l + 1, 0);
+                }
+                h[l] += 1;
+            }
+            lowest.push(h.iter().position(|c| *c > 0).unwrap_or(0));
+            histograms.push(h);
+        }
+        Loads {
+            load,
+            subscribers,
+            distinct_of,
+            histograms,
+            lowest,
+        }
+    }
+
+    /// Member `member`'s load becomes `to` (higher than now).
+    fn raise(&mut self, member: usize, to: usize) {
+        let from = self.load[member];
+        self.load[member] = to;
+        let lists = self
+            .distinct_of
+            .get(member)
+            .and_then(|d| self.subscribers.lists_of_distinct.get(*d))
+            .map_or(&[][..], Vec::as_slice);
+        for l in lists {
+            let h = &mut self.histograms[*l];
+            if h.len() <= to {
+                h.resize(to + 1, 0);
+            }
+            h[from] -= 1;
+            h[to] += 1;
+            let lowest = &mut self.lowest[*l];
+            while h.get(*lowest) == Some(&0) {
+                *lowest += 1;
+            }
+        }
     }
 }
 
@@ -248,8 +314,8 @@ fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &Subscriptions) -> Vec<u32
         .filter(|(n, _)| *n > 0)
         .collect();
     order.sort_unstable();
+    let mut loads = Loads::new(load, &subscribers, &subs.of_member);
     let mut free: Vec<usize> = Vec::new();
-    let mut levels: Vec<usize> = Vec::new();
     for (_, topic) in order {
         let start = flat.start.get(topic).copied().unwrap_or(0);
         let count = spec.topics.get(topic).map_or(0, |t| t.partitions as usize);
@@ -258,47 +324,31 @@ fn heterogeneous(spec: &GroupSpec, flat: &Flat, subs: &Subscriptions) -> Vec<u32
         if free.is_empty() {
             continue;
         }
-        water_fill(
-            subscribers.of(topic),
-            &mut load,
-            &free,
-            &mut owner,
-            &mut levels,
-        );
+        let Some(list) = subscribers.list_of_topic.get(topic).copied().flatten() else {
+            continue;
+        };
+        water_fill(list, &mut loads, &free, &mut owner);
     }
     owner
 }
 
-/// Gives the partitions `free` to `subscribers`, raising the lowest loads to one level
-/// (ties in subscriber order): the members below the level are raised to it, then members
-/// at the level get one more each, in subscriber order, while partitions remain.
+/// Gives the partitions `free` to the members of subscriber list `list`, raising the
+/// lowest loads to one level (ties in subscriber order): the members below the level are
+/// raised to it, then members at the level get one more each, in subscriber order, while
+/// partitions remain.
 ///
-/// The level is the highest whose filling needs at most `free.len()` partitions. A
-/// histogram of the loads near the lowest finds it in one pass over the subscribers, and
-/// the raising and the extras are handed out in one more (the extras take the partitions
-/// after the ones the raising needs, as a second pass would). `levels` is scratch space.
-fn water_fill(
-    subscribers: &[u32],
-    load: &mut [usize],
-    free: &[usize],
-    owner: &mut [u32],
-    levels: &mut Vec<usize>,
-) {
+/// The level is the highest whose filling needs at most `free.len()` partitions; the list's
+/// load histogram gives it without a pass over the subscribers. The raising and the extras
+/// are handed out in one pass that stops once every partition is given (the extras take the
+/// partitions after the ones the raising needs, as a second pass would).
+fn water_fill(list: usize, loads: &mut Loads<'_>, free: &[usize], owner: &mut [u32]) {
     let k = free.len();
-    let Some(lowest) = subscribers.iter().map(|i| load[*i as usize]).min() else {
-        return;
-    };
-    // levels[j]: subscribers at load lowest + j (j ≤ k; higher loads count at k + 1 and
-    // never matter, as the level is at most lowest + k).
-    levels.clear();
-    levels.resize(k + 2, 0);
-    for i in subscribers {
-        levels[(load[*i as usize] - lowest).min(k + 1)] += 1;
-    }
+    let lowest = loads.lowest[list];
+    let histogram = &loads.histograms[list];
     // need(lowest + j + 1) = need(lowest + j) + (subscribers at or below lowest + j).
     let (mut j, mut need, mut below) = (0usize, 0usize, 0usize);
     while j < k {
-        below += levels[j];
+        below += histogram.get(lowest + j).copied().unwrap_or(0);
         if need + below > k {
             break;
         }
@@ -306,21 +356,27 @@ fn water_fill(
         j += 1;
     }
     let level = lowest + j;
+    let subscribers = loads.subscribers;
+    let members = subscribers.lists.get(list).map_or(&[][..], Vec::as_slice);
     let (mut raise, mut extra) = (0usize, need);
-    for i in subscribers {
+    for i in members {
         if raise == need && extra == k {
             break;
         }
         let member = *i as usize;
-        while load[member] < level {
+        let mut to = loads.load[member];
+        while to < level {
             owner[free[raise]] = *i;
             raise += 1;
-            load[member] += 1;
+            to += 1;
         }
-        if load[member] == level && extra < k {
+        if to == level && extra < k {
             owner[free[extra]] = *i;
             extra += 1;
-            load[member] += 1;
+            to += 1;
+        }
+        if to != loads.load[member] {
+            loads.raise(member, to);
         }
     }
 }
