@@ -14,6 +14,8 @@
 //! topic to exactly one of its subscribers, and nothing else.
 
 mod range;
+#[cfg(test)]
+mod reference;
 mod uniform;
 
 use crate::ids::{MemberId, PartitionIndex, TopicId};
@@ -136,6 +138,27 @@ impl Subscriptions {
     }
 }
 
+/// How many distinct id lists a member's list is compared with before the ordered map is
+/// asked: groups have a handful of distinct subscriptions, and an equality test that stops
+/// at the first differing chunk is cheaper than the map's element-by-element ordering.
+const RECENT_LISTS: usize = 8;
+
+/// Whether two id lists are equal. Compares chunks without a branch per id (the loop
+/// vectorises), stopping at the first chunk that differs: a large group's lists are the
+/// bulk of the bytes an assignor reads.
+fn same_ids(a: &[TopicId], b: &[TopicId]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (a_chunks, a_rest) = a.as_chunks::<8>();
+    let (b_chunks, b_rest) = b.as_chunks::<8>();
+    a_chunks
+        .iter()
+        .zip(b_chunks)
+        .all(|(x, y)| x.iter().zip(y).fold(0u128, |acc, (p, q)| acc | (p.0 ^ q.0)) == 0)
+        && a_rest == b_rest
+}
+
 pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Subscriptions {
     let convert = |subscribed: &[TopicId]| {
         let mut v: Vec<usize> = subscribed
@@ -147,15 +170,25 @@ pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Subscriptions {
         v
     };
     let mut by_ids: BTreeMap<&[TopicId], usize> = BTreeMap::new();
+    // The first id lists met, with their distinct list: looked at before `by_ids`.
+    let mut recent: Vec<(&[TopicId], usize)> = Vec::with_capacity(RECENT_LISTS);
     let mut by_indexes: BTreeMap<Vec<usize>, usize> = BTreeMap::new();
     let mut distinct: Vec<Vec<usize>> = Vec::new();
     let mut of_member = Vec::with_capacity(spec.members.len());
+    // Consecutive members mostly subscribe alike: the last one's list is tried first.
+    let mut last: Option<(&[TopicId], usize)> = None;
     for m in &spec.members {
-        let at = match by_ids.get(m.subscribed.as_slice()) {
-            Some(at) => *at,
+        let ids = m.subscribed.as_slice();
+        let known = last
+            .filter(|(l, _)| same_ids(l, ids))
+            .or_else(|| recent.iter().find(|(l, _)| same_ids(l, ids)).copied())
+            .map(|(_, at)| at)
+            .or_else(|| by_ids.get(ids).copied());
+        let at = match known {
+            Some(at) => at,
             None => {
                 // Two id lists may name the same known topics (unknown ids are dropped).
-                let converted = convert(&m.subscribed);
+                let converted = convert(ids);
                 let at = match by_indexes.get(&converted) {
                     Some(at) => *at,
                     None => {
@@ -164,10 +197,15 @@ pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Subscriptions {
                         distinct.len() - 1
                     }
                 };
-                by_ids.insert(m.subscribed.as_slice(), at);
+                if recent.len() < RECENT_LISTS {
+                    recent.push((ids, at));
+                } else {
+                    by_ids.insert(ids, at);
+                }
                 at
             }
         };
+        last = Some((ids, at));
         of_member.push(at);
     }
     Subscriptions {
@@ -178,30 +216,227 @@ pub(crate) fn subscribed_indexes(spec: &GroupSpec) -> Subscriptions {
 
 /// Turns an owner per flat partition into one assignment per member. Partitions are visited
 /// in (topic id, partition) order, so each member's are already sorted.
+///
+/// The owners are first sorted by member (a counting sort: one count per member, then one
+/// slot per owned partition), so that each member's assignment is built once with vectors
+/// of their final size: growing a vector per partition and a map per topic was most of the
+/// assignor's time in a large group.
 pub(crate) fn collect(spec: &GroupSpec, flat: &Flat, owner: &[u32]) -> GroupAssignment {
-    let mut topics: Vec<Vec<(TopicId, Vec<PartitionIndex>)>> = vec![Vec::new(); spec.members.len()];
+    let members = spec.members.len();
+    // `first[m] .. first[m + 1]` will be member m's slots.
+    let mut first = vec![0usize; members + 1];
+    for o in owner {
+        if let Some(c) = first.get_mut(*o as usize + 1) {
+            *c += 1;
+        }
+    }
+    for m in 1..first.len() {
+        first[m] += first[m - 1];
+    }
+    let owned = first.last().copied().unwrap_or(0);
+    // (topic index, partition) per slot, in (topic, partition) order within each member.
+    let mut slots: Vec<(u32, u32)> = vec![(0, 0); owned];
+    let mut next: Vec<usize> = first.clone();
     for (t, topic) in spec.topics.iter().enumerate() {
         let start = flat.start.get(t).copied().unwrap_or(0);
         let owners = owner
             .get(start..start + topic.partitions as usize)
             .unwrap_or_default();
         for (p, o) in owners.iter().enumerate() {
-            if let Some(member) = topics.get_mut(*o as usize) {
-                let partition = PartitionIndex(i32::try_from(p).unwrap_or(i32::MAX));
-                match member.last_mut() {
-                    Some((id, partitions)) if *id == topic.id => partitions.push(partition),
-                    _ => member.push((topic.id, vec![partition])),
-                }
+            if let Some(at) = next.get_mut(*o as usize) {
+                slots[*at] = (t as u32, p as u32);
+                *at += 1;
             }
         }
     }
-    GroupAssignment {
-        members: topics
-            .into_iter()
-            .map(|t| Assignment::from_sorted_topics(t.into_iter().collect::<BTreeMap<_, _>>()))
-            .collect(),
+    let mut out = Vec::with_capacity(members);
+    for m in 0..members {
+        let mine = slots.get(first[m]..first[m + 1]).unwrap_or_default();
+        let runs = mine.chunk_by(|a, b| a.0 == b.0).filter_map(|run| {
+            let topic = run
+                .first()
+                .and_then(|(t, _)| spec.topics.get(*t as usize))?;
+            let partitions: Vec<PartitionIndex> = run
+                .iter()
+                .map(|(_, p)| PartitionIndex(i32::try_from(*p).unwrap_or(i32::MAX)))
+                .collect();
+            Some((topic.id, partitions))
+        });
+        // Built from a sorted vector, a map fills its nodes (inserting one topic at a time
+        // leaves them half full, and searches from the root each time).
+        let topics: BTreeMap<TopicId, Vec<PartitionIndex>> = match mine.first() {
+            Some((t, _)) if mine.last().is_some_and(|(last, _)| last == t) => {
+                let mut one = BTreeMap::new();
+                one.extend(runs);
+                one
+            }
+            _ => {
+                let mut sorted = Vec::with_capacity(mine.chunk_by(|a, b| a.0 == b.0).count());
+                sorted.extend(runs);
+                sorted.into_iter().collect()
+            }
+        };
+        out.push(Assignment::from_sorted_topics(topics));
     }
+    GroupAssignment { members: out }
 }
 
 /// No owner, in an owner-per-partition array.
 pub(crate) const NONE: u32 = u32::MAX;
+
+#[cfg(test)]
+mod same_as_reference {
+    //! The assignors must compute exactly what they computed before decision 0176's rewrite
+    //! (`reference`), on any spec: replicas running either version agree on a target, and no
+    //! scenario test's expectation moves. Specs are random and deliberately untidy: unknown
+    //! topic ids, unsorted or repeated ids, previous targets naming unknown topics,
+    //! nonexistent partitions, unsubscribed topics, or partitions another member also had.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    struct Raw {
+        partitions: Vec<u32>,
+        /// Per member: subscribed topics (bit i = topic i; bit 12 = an unknown id; bit 13 =
+        /// the list reversed; bit 14 = its first id repeated), and previous (topic, partition)
+        /// pairs, topic indexes past the spec's being unknown ids.
+        members: Vec<(u32, Vec<(u8, u8)>)>,
+        homogeneous: bool,
+    }
+
+    fn raw() -> impl Strategy<Value = Raw> {
+        (
+            proptest::collection::vec(0u32..30, 0..9),
+            proptest::collection::vec(
+                (
+                    any::<u32>(),
+                    proptest::collection::vec((0u8..10, 0u8..34), 0..24),
+                ),
+                0..40,
+            ),
+            any::<bool>(),
+        )
+            .prop_map(|(partitions, members, homogeneous)| Raw {
+                partitions,
+                members,
+                homogeneous,
+            })
+    }
+
+    fn spec_of(raw: &Raw) -> GroupSpec {
+        let id = |t: usize| TopicId(1_000 + t as u128);
+        let topics: Vec<TopicSpec> = raw
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(t, p)| TopicSpec {
+                id: id(t),
+                partitions: *p,
+            })
+            .collect();
+        let members = raw
+            .members
+            .iter()
+            .enumerate()
+            .map(|(m, (bits, previous))| {
+                let bits = if raw.homogeneous {
+                    raw.members.first().map_or(0, |f| f.0)
+                } else {
+                    *bits
+                };
+                let mut subscribed: Vec<TopicId> = (0..topics.len())
+                    .filter(|t| bits & (1 << t) != 0)
+                    .map(id)
+                    .collect();
+                if bits & (1 << 12) != 0 {
+                    subscribed.push(TopicId(7));
+                }
+                if bits & (1 << 13) != 0 {
+                    subscribed.reverse();
+                }
+                if bits & (1 << 14) != 0 {
+                    if let Some(f) = subscribed.first().copied() {
+                        subscribed.push(f);
+                    }
+                }
+                MemberSpec {
+                    member_id: MemberId::new(format!("m{m:03}")),
+                    subscribed,
+                    previous: Assignment::from_pairs(
+                        previous
+                            .iter()
+                            .map(|(t, p)| (id(*t as usize), PartitionIndex(i32::from(*p)))),
+                    ),
+                }
+            })
+            .collect();
+        GroupSpec { topics, members }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn uniform_assigns_as_before(raw in raw()) {
+            let spec = spec_of(&raw);
+            let now = UniformAssignor.assign(&spec);
+            prop_assert_eq!(&now, &reference::uniform(&spec));
+            // And again from its own result, as a sticky rerun does.
+            let mut again = spec.clone();
+            for (m, a) in again.members.iter_mut().zip(&now.members) {
+                m.previous = a.clone();
+            }
+            if !again.members.is_empty() {
+                again.members.remove(again.members.len() / 2);
+            }
+            prop_assert_eq!(UniformAssignor.assign(&again), reference::uniform(&again));
+        }
+
+        #[test]
+        fn range_assigns_as_before(raw in raw()) {
+            let spec = spec_of(&raw);
+            prop_assert_eq!(RangeAssignor.assign(&spec), reference::range(&spec));
+        }
+    }
+
+    #[test]
+    fn many_distinct_subscriptions_assign_as_before() {
+        // More distinct lists than `RECENT_LISTS`, repeated out of order: the ordered map's
+        // path, and lists naming the same known topics beside different unknown ids.
+        let topics: Vec<TopicSpec> = (0..12)
+            .map(|t| TopicSpec {
+                id: TopicId(100 + t),
+                partitions: 7 + t as u32,
+            })
+            .collect();
+        let members: Vec<MemberSpec> = (0..200u32)
+            .map(|m| {
+                let pick = (m * 7919) % 31;
+                let mut subscribed: Vec<TopicId> = (0..12u128)
+                    .filter(|t| (pick >> (t % 5)) & 1 == 1 || *t == u128::from(pick % 12))
+                    .map(|t| TopicId(100 + t))
+                    .collect();
+                subscribed.push(TopicId(1 + u128::from(m % 3)));
+                MemberSpec {
+                    member_id: MemberId::new(format!("m{m:04}")),
+                    subscribed,
+                    previous: Assignment::new(),
+                }
+            })
+            .collect();
+        let spec = GroupSpec { topics, members };
+        assert!(subscribed_indexes(&spec).distinct.len() > RECENT_LISTS);
+        let first = UniformAssignor.assign(&spec);
+        assert_eq!(first, reference::uniform(&spec));
+        assert_eq!(RangeAssignor.assign(&spec), reference::range(&spec));
+        let mut again = spec.clone();
+        for (m, a) in again.members.iter_mut().zip(&first.members) {
+            m.previous = a.clone();
+        }
+        again
+            .members
+            .retain(|m| m.member_id.as_str().ends_with('3'));
+        assert_eq!(UniformAssignor.assign(&again), reference::uniform(&again));
+    }
+}
