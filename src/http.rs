@@ -108,6 +108,14 @@ impl Routes {
                 "This node is starting: its topics are listed once it serves.",
             );
         };
+        if broker.is_shutting_down() {
+            // Shutdown takes the last reference to the broker: hold none past this point.
+            return crate::console::respond_topics_unavailable(
+                query,
+                &route,
+                "This node is shutting down.",
+            );
+        }
         let now = crate::clock::unix_ms_unsigned();
         let gathered = tokio::time::timeout(TOPICS_PAGE_TIMEOUT, async {
             match &route {

@@ -586,6 +586,11 @@ fn the_topics_pages_show_what_the_admin_clients_and_the_files_say() {
         row_cell(&list, "data-topic", "shop-trimmed", "num log-start").0,
         "15"
     );
+    // This node is the coordinator and knows no group with offsets on the topic.
+    assert!(
+        orders.contains("<p class=\"groups\">Groups with committed offsets on it: none</p>"),
+        "{orders}"
+    );
     // Unknown and undecodable topics are 404s; names travel percent-encoded.
     let (status, _) = broker.http_get("/console/topics/no-such-topic");
     assert!(status.contains("404"), "{status}");

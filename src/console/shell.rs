@@ -11,6 +11,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1em; }
 th, td { padding: 4px 12px; border-bottom: 1px solid #ddd; text-align: left; }
 th { background: #f4f4f4; }
 td.num, td.lag, td.members, td.lag-seconds { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
 .elsewhere, .set { color: #777; font-size: small; } td.override { font-weight: 600; }
 tr.override td.value { font-weight: 600; } td.unavailable { color: #c0262d; }
 .more, .about { color: #555; font-size: small; }

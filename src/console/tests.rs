@@ -519,6 +519,7 @@ mod topic_pages {
             partitions,
             configs: vec![config("retention.ms", "3600000", true)],
             groups: vec!["readers <eu>".into()],
+            groups_known: true,
         }
     }
 
@@ -621,6 +622,13 @@ mod topic_pages {
             "{page}"
         );
         assert!(!page.contains("class=\"more\""), "{page}");
+        let mut none = t.clone();
+        none.groups.clear();
+        let page_none = respond_topic("", "empty", Some(&none)).body;
+        assert!(
+            page_none.contains("<p class=\"groups\">Groups with committed offsets on it: none</p>"),
+            "{page_none}"
+        );
         // The configs as DescribeConfigs reports them; the group links to its page.
         assert!(page.contains(
             "<tr data-config=\"retention.ms\" class=\"override\"><td class=\"name\">retention.ms</td><td class=\"value\">3600000</td><td class=\"source\">DYNAMIC_TOPIC_CONFIG</td><td class=\"honoured\">yes</td></tr>"
@@ -784,6 +792,13 @@ mod topic_pages {
             .find(|c| c.name == "segment.bytes")
             .unwrap();
         assert_eq!(segment.source, "DEFAULT_CONFIG");
+        // This snapshot is a non-coordinator's: the page says it does not know the groups.
+        assert!(!d.groups_known);
+        let page = respond_topic("", "t", Some(&d)).body;
+        assert!(
+            page.contains("Groups with committed offsets on it: not known on this node"),
+            "{page}"
+        );
         assert!(topic_facts::detail(&b, "nope", &snap, 5, 10)
             .await
             .is_none());

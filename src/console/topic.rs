@@ -91,10 +91,12 @@ fn facts(t: &TopicDetail, totals: &Totals) -> String {
         start = total_cell("log-start", totals, &totals.log_start.to_string(), ""),
         end = total_cell("log-end", totals, &totals.log_end.to_string(), ""),
         records = total_cell("records", totals, &totals.records.to_string(), ""),
-        groups = if groups.is_empty() {
-            "none known on this node (only the group coordinator's console knows them)".to_owned()
-        } else {
-            groups.join(", ")
+        groups = match (groups.is_empty(), t.groups_known) {
+            (false, _) => groups.join(", "),
+            (true, true) => "none".to_owned(),
+            (true, false) => {
+                "not known on this node (the group coordinator's console shows them)".to_owned()
+            }
         },
     )
 }

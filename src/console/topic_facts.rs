@@ -188,6 +188,9 @@ pub struct TopicDetail {
     pub configs: Vec<ConfigFact>,
     /// Groups with committed offsets on it, as the lag snapshot has them.
     pub groups: Vec<String>,
+    /// Whether this node knows the groups (it is the coordinator, whose snapshot has them);
+    /// else `groups` is empty for want of knowing, not for want of groups.
+    pub groups_known: bool,
 }
 
 /// Kafka's name of a `ConfigSource` code.
@@ -374,5 +377,6 @@ pub async fn detail(
         partitions: parts,
         configs: configs(&spec),
         groups: groups.into_iter().map(str::to_owned).collect(),
+        groups_known: snapshot.notice.is_none(),
     })
 }
