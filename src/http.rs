@@ -1,7 +1,9 @@
 //! The HTTP side door: `GET /healthz` (the process is alive), `GET /readyz` (the node serves:
 //! see [`crate::readiness`]), Prometheus `GET /metrics`, and the console's pages
-//! ([`crate::console`]: `/console`, `/console/groups/<id>`, `/console.json`). It answers from
-//! the moment the node starts, while it replays its log, so an operator can watch it load.
+//! ([`crate::console`]: `/console`, `/console/groups/<id>`, `/console/topics`,
+//! `/console/topics/<name>`, `/console.json`). It answers from the moment the node starts,
+//! while it replays its log, so an operator can watch it load; the topics pages answer 503
+//! until the data plane is open.
 //!
 //! With `--http-basic-auth` every path but `/healthz` and `/readyz` needs the credentials of
 //! one of its users ([`crate::security::http_basic`]); without them the answer is `401` with
@@ -15,13 +17,15 @@
 //! active coordinator has group figures: on any other node the lag families are absent and the
 //! console names the coordinator, so scraping every node of a cluster counts each group once.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use crate::broker::Broker;
+use crate::console::{topic_facts, Page, TopicsRoute};
 use crate::group_coordinator::Role;
 use crate::lag::{LagFeed, Snapshot};
 use crate::readiness::Readiness;
@@ -31,6 +35,7 @@ use crate::security::http_basic::{HttpBasicAuth, CHALLENGE, OPEN_PATHS};
 const INDEX: &str =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Cohort</title></head>\
 <body><h1>Cohort</h1><ul><li><a href=\"/console\">console</a> (consumer groups, their partitions and lag)</li>\
+<li><a href=\"/console/topics\">topics</a> (partitions, sizes, offsets, configs)</li>\
 <li><a href=\"/metrics\">metrics</a> (Prometheus)</li><li><a href=\"/healthz\">healthz</a></li>\
 <li><a href=\"/readyz\">readyz</a></li></ul></body></html>\n";
 
@@ -40,6 +45,9 @@ const MAX_REQUEST_HEAD_BYTES: usize = 8 * 1024;
 const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 /// Most HTTP requests served at once; scrapes are rare, this only bounds abuse.
 const MAX_CONCURRENT_REQUESTS: usize = 64;
+/// Longest a topics page may take to gather its figures (it opens and measures partitions);
+/// past it the page answers 503 and the script tries again.
+const TOPICS_PAGE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What the routes read.
 pub struct Routes {
@@ -56,6 +64,9 @@ pub struct Routes {
     pub txn: Arc<crate::txn_metrics::TxnGauges>,
     /// `--http-basic-auth`: when set, every path but the probes needs one of its users.
     pub auth: Option<Arc<HttpBasicAuth>>,
+    /// The broker, set once the data plane is open: the topics pages read its catalog and
+    /// partition logs. Weak, as shutdown must be able to drop the last strong reference.
+    pub broker: OnceLock<Weak<Broker>>,
 }
 
 impl Routes {
@@ -85,6 +96,69 @@ impl Routes {
                 "Node {me} is becoming the group coordinator; figures follow within a sample interval."
             ),
         }
+    }
+
+    /// A topics page: its figures gathered from the broker (the same sources the Admin APIs
+    /// read), or 503 while there is no broker yet or the gathering takes too long.
+    async fn topics_page(&self, route: TopicsRoute, query: &str, snapshot: &Snapshot) -> Page {
+        let Some(broker) = self.broker.get().and_then(Weak::upgrade) else {
+            return crate::console::respond_topics_unavailable(
+                query,
+                &route,
+                "This node is starting: its topics are listed once it serves.",
+            );
+        };
+        if broker.is_shutting_down() {
+            // Shutdown takes the last reference to the broker: hold none past this point.
+            return crate::console::respond_topics_unavailable(
+                query,
+                &route,
+                "This node is shutting down.",
+            );
+        }
+        let now = crate::clock::unix_ms_unsigned();
+        let gathered = tokio::time::timeout(TOPICS_PAGE_TIMEOUT, async {
+            match &route {
+                TopicsRoute::All => crate::console::respond_topics(
+                    query,
+                    &topic_facts::list(
+                        &broker,
+                        snapshot,
+                        now,
+                        topic_facts::LIST_PARTITIONS_MEASURED_MAX,
+                    )
+                    .await,
+                ),
+                TopicsRoute::One(name) => {
+                    let detail = match name {
+                        Some(n) => {
+                            topic_facts::detail(
+                                &broker,
+                                n,
+                                snapshot,
+                                now,
+                                topic_facts::PARTITIONS_LISTED_MAX,
+                            )
+                            .await
+                        }
+                        None => None,
+                    };
+                    crate::console::respond_topic(
+                        query,
+                        name.as_deref().unwrap_or(""),
+                        detail.as_ref(),
+                    )
+                }
+            }
+        })
+        .await;
+        gathered.unwrap_or_else(|_| {
+            crate::console::respond_topics_unavailable(
+                query,
+                &route,
+                "The figures took too long to gather; the page tries again.",
+            )
+        })
     }
 
     fn metrics(&self) -> String {
@@ -180,7 +254,11 @@ async fn serve_one(mut stream: TcpStream, routes: &Routes) -> std::io::Result<()
         ("GET", "/") => ("200 OK", "text/html; charset=utf-8", INDEX.to_string()),
         ("GET", p) if crate::console::serves(p) => {
             let (snapshot, _) = routes.lag_snapshot();
-            match crate::console::respond(path, query, &snapshot) {
+            let page = match crate::console::topics_route(p) {
+                Some(route) => Some(routes.topics_page(route, query, &snapshot).await),
+                None => crate::console::respond(path, query, &snapshot),
+            };
+            match page {
                 Some(page) => (page.status, page.content_type, page.body),
                 None => (
                     "404 Not Found",

@@ -2,8 +2,10 @@
 //! clients (confluent-kafka): the groups page lists the groups with the lag `/metrics` exports
 //! and its chart follows the lag between two loads; a group's page shows each partition's
 //! committed offset and log end as two Admin clients (confluent-kafka, kafka-python) report
-//! them; times show in the browser's zone. Screenshots land in `target/console-live.png` and
-//! `target/console-live-group.png`.
+//! them; times show in the browser's zone; the topics pages show what confluent-kafka's
+//! AdminClient, kafka-python's describe_log_dirs and the files on disk say. Screenshots land in
+//! `target/console-live.png`, `target/console-live-group.png`, `target/console-live-topics.png`
+//! and `target/console-live-topic.png`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -276,6 +278,12 @@ fn the_console_lists_groups_with_their_lag_and_its_chart_follows_the_lag() {
         group_page.contains("<dd class=\"state\">Empty</dd>"),
         "{group_page}"
     );
+    // Each partition's topic links to the topic's page.
+    assert!(
+        group_page
+            .contains("<td class=\"topic\"><a href=\"/console/topics/lagged\">lagged</a></td>"),
+        "{group_page}"
+    );
     assert!(group_page.contains("<dd class=\"members\">0</dd>"));
     assert!(group_page.contains("<dd class=\"lag\">65</dd>"));
     assert!(group_page.contains("<span class=\"tz\">UTC+05:30</span>"));
@@ -349,26 +357,247 @@ fn the_console_lists_groups_with_their_lag_and_its_chart_follows_the_lag() {
 
     // Screenshots, for people.
     for (url, name) in [(url, "console-live.png"), (link, "console-live-group.png")] {
-        let shot = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join(name);
-        std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
-        let _ = std::fs::remove_file(&shot);
-        let out = chromium(
-            profile.path(),
-            &[
-                "--virtual-time-budget=3000".into(),
-                "--window-size=900,800".into(),
-                format!("--screenshot={}", shot.display()),
-                url,
-            ],
-        );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let png = std::fs::read(&shot).expect("screenshot written");
-        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        screenshot(profile.path(), url, name);
     }
+}
+
+/// Saves `url` as `target/NAME` (a PNG), as Chromium draws it after its script ran.
+fn screenshot(profile: &Path, url: String, name: &str) {
+    let shot = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join(name);
+    std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(&shot);
+    let out = chromium(
+        profile,
+        &[
+            "--virtual-time-budget=3000".into(),
+            "--window-size=1100,900".into(),
+            format!("--screenshot={}", shot.display()),
+            url,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let png = std::fs::read(&shot).expect("screenshot written");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+/// The `<td class="CLASS...">` cell of the row whose `ATTR` is `key` (`data-topic="..."`,
+/// `data-partition="..."`, `data-config="..."`): its text and its whole opening tag.
+fn row_cell(html: &str, attr: &str, key: &str, class: &str) -> (String, String) {
+    let row = html
+        .split(&format!("<tr {attr}=\""))
+        .find(|r| r.starts_with(&format!("{key}\"")))
+        .unwrap_or_else(|| panic!("no row {attr}={key}:\n{html}"));
+    let row = row.split("</tr>").next().unwrap();
+    let start = format!("<td class=\"{class}");
+    let after = row
+        .split(&start)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {class} cell in {attr}={key}: {row}"));
+    let open = after[..after.find('>').unwrap()].to_string();
+    let after = &after[after.find('>').unwrap() + 1..];
+    (strip_tags(after.split("</td>").next().unwrap()), open)
+}
+
+/// The value of attribute `name` in a cell's opening tag.
+fn attr(open: &str, name: &str) -> String {
+    open.split(&format!("{name}=\""))
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .unwrap_or_else(|| panic!("no {name} in {open}"))
+        .to_string()
+}
+
+/// Bytes of the files under `dir` (a partition's directory), as DescribeLogDirs counts them.
+fn bytes_on_disk(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = e.metadata().unwrap();
+        total += if m.is_dir() {
+            bytes_on_disk(&e.path())
+        } else {
+            m.len()
+        };
+    }
+    total
+}
+
+#[test]
+fn the_topics_pages_show_what_the_admin_clients_and_the_files_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let broker = Cohort::start(&dir.path().join("data"), &[]);
+    common::python_script(
+        "console_topics.py",
+        &[&broker.bootstrap(), "setup"],
+        Duration::from_secs(90),
+    );
+    let report = common::python_script(
+        "console_topics.py",
+        &[&broker.bootstrap(), "report"],
+        Duration::from_secs(90),
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(String::from_utf8(report.stdout).unwrap().trim()).unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let list_url = format!("http://{}/console/topics", broker.http);
+    let list = load(profile.path(), &list_url, 3_000);
+    let topics_dir = broker.data_dir.join("topics");
+
+    for (topic, partitions) in [("shop-orders", 3), ("shop-trimmed", 2)] {
+        let admin = &report[topic];
+        let parts = admin["partitions"].as_object().unwrap();
+        assert_eq!(parts.len(), partitions, "{admin}");
+        let (mut start, mut end, mut size) = (0, 0, 0);
+        for p in parts.values() {
+            start += p["earliest"].as_i64().unwrap();
+            end += p["latest"].as_i64().unwrap();
+            size += p["size"].as_u64().unwrap();
+        }
+        let cell = |class| row_cell(&list, "data-topic", topic, class);
+        assert_eq!(cell("topic").0, topic);
+        assert!(list.contains(&format!("<a href=\"/console/topics/{topic}\">{topic}</a>")));
+        assert_eq!(cell("num partitions").0, partitions.to_string());
+        assert_eq!(cell("num log-start").0, start.to_string(), "{topic}");
+        assert_eq!(cell("num log-end").0, end.to_string(), "{topic}");
+        assert_eq!(cell("num records").0, (end - start).to_string(), "{topic}");
+        assert_eq!(
+            attr(&cell("num size").1, "data-bytes"),
+            size.to_string(),
+            "{topic}"
+        );
+        let configs = &admin["configs"];
+        for (class, key) in [
+            ("retention-ms", "retention.ms"),
+            ("retention-bytes", "retention.bytes"),
+            ("cleanup-policy", "cleanup.policy"),
+        ] {
+            assert_eq!(
+                attr(&cell(class).1, "data-value"),
+                configs[key][0].as_str().unwrap(),
+                "{topic} {key}"
+            );
+        }
+
+        // The topic's page, reached by the link on the list.
+        let page = load(
+            profile.path(),
+            &format!("http://{}/console/topics/{topic}", broker.http),
+            3_000,
+        );
+        let mut on_disk = 0;
+        for (index, p) in parts {
+            let cell = |class| row_cell(&page, "data-partition", index, class);
+            let leader = p["leader"].as_i64().unwrap();
+            assert_eq!(cell("num leader").0, leader.to_string(), "{topic}-{index}");
+            let replicas: Vec<String> = p["replicas"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r.to_string())
+                .collect();
+            assert_eq!(cell("replicas").0, replicas.join(", "), "{topic}-{index}");
+            let (earliest, latest) = (
+                p["earliest"].as_i64().unwrap(),
+                p["latest"].as_i64().unwrap(),
+            );
+            assert_eq!(
+                cell("num log-start").0,
+                earliest.to_string(),
+                "{topic}-{index}"
+            );
+            assert_eq!(cell("num log-end").0, latest.to_string(), "{topic}-{index}");
+            assert_eq!(
+                cell("num records").0,
+                (latest - earliest).to_string(),
+                "{topic}-{index}"
+            );
+            let bytes = bytes_on_disk(&topics_dir.join(format!("{topic}-{index}")));
+            assert_eq!(
+                p["size"].as_u64().unwrap(),
+                bytes,
+                "{topic}-{index}: log dirs vs disk"
+            );
+            assert_eq!(
+                attr(&cell("num size").1, "data-bytes"),
+                bytes.to_string(),
+                "{topic}-{index}"
+            );
+            on_disk += bytes;
+            let newest = p["max_timestamp_ms"].as_i64().unwrap();
+            let (text, _) = cell("newest");
+            if newest < 0 {
+                assert_eq!(text, "-", "{topic}-{index}: an empty partition");
+            } else {
+                assert!(
+                    page.contains(&format!("<td class=\"newest\"><time data-ms=\"{newest}\">")),
+                    "{topic}-{index}: newest {newest}\n{page}"
+                );
+                // Shown in the browser's zone, not in UTC.
+                assert!(!text.contains("UTC"), "{text}");
+            }
+        }
+        assert_eq!(on_disk, size, "{topic}: the sum of the files on disk");
+        let (sum, open) = row_cell(&page, "data-topic", topic, "num size");
+        assert_eq!(
+            attr(&open, "data-bytes"),
+            size.to_string(),
+            "{topic}: {sum}"
+        );
+        // Every config as DescribeConfigs reports it: value and source.
+        let configs = configs.as_object().unwrap();
+        assert_eq!(page.matches("<tr data-config=").count(), configs.len());
+        for (key, v) in configs {
+            let value = v[0].as_str().unwrap_or("-");
+            assert_eq!(
+                row_cell(&page, "data-config", key, "value").0,
+                value,
+                "{topic} {key}"
+            );
+            assert_eq!(
+                row_cell(&page, "data-config", key, "source").0,
+                v[1].as_str().unwrap(),
+                "{topic} {key}"
+            );
+        }
+        screenshot(
+            profile.path(),
+            format!("http://{}/console/topics/{topic}", broker.http),
+            &format!("console-live-topic-{topic}.png"),
+        );
+    }
+    // What the setup did, as the pages show it.
+    let orders = load(profile.path(), &format!("{list_url}/shop-orders"), 2_000);
+    assert_eq!(
+        row_cell(&orders, "data-config", "retention.ms", "source").0,
+        "DYNAMIC_TOPIC_CONFIG"
+    );
+    assert_eq!(
+        row_cell(&orders, "data-partition", "2", "num records").0,
+        "0",
+        "the empty partition"
+    );
+    assert_eq!(
+        row_cell(&list, "data-topic", "shop-trimmed", "num log-start").0,
+        "15"
+    );
+    // This node is the coordinator and knows no group with offsets on the topic.
+    assert!(
+        orders.contains("<p class=\"groups\">Groups with committed offsets on it: none</p>"),
+        "{orders}"
+    );
+    // Unknown and undecodable topics are 404s; names travel percent-encoded.
+    let (status, _) = broker.http_get("/console/topics/no-such-topic");
+    assert!(status.contains("404"), "{status}");
+    let (status, _) = broker.http_get("/console/topics/%zz");
+    assert!(status.contains("404"), "{status}");
+    let (status, body) = broker.http_get("/console/topics/shop%2Dorders?fragment=1");
+    assert!(status.contains("200"), "{status}");
+    assert!(body.starts_with("<p class=\"back\">"), "{body}");
+    screenshot(profile.path(), list_url, "console-live-topics.png");
 }

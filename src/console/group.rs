@@ -3,8 +3,8 @@
 //! it (member id, host, client id), and its status with the rule that decided it.
 
 use super::{
-    chart, dash, escape_html, group_href, notices, seconds, status_class, status_text, updated,
-    window_nav, Window, CONSOLE_PATH,
+    chart, dash, escape_html, group_href, notices, seconds, status_class, status_text, topic_href,
+    updated, window_nav, Window, CONSOLE_PATH,
 };
 use crate::lag::{GroupSnapshot, PartitionSnapshot, Snapshot};
 
@@ -68,11 +68,12 @@ fn facts(g: &GroupSnapshot) -> String {
 fn partition_row(p: &PartitionSnapshot) -> String {
     let status = status_text(p.status, p.warming_up);
     format!(
-        "<tr data-partition=\"{topic}:{partition}\"><td class=\"topic\">{topic}</td><td class=\"num partition\">{partition}</td><td class=\"num committed\">{committed}</td><td class=\"num log-end\">{end}</td><td class=\"lag\">{lag}</td><td class=\"lag-seconds\">{secs}</td><td class=\"owner\">{owner}</td><td class=\"host\">{host}</td><td class=\"client-id\">{client}</td><td class=\"{class}\">{status}</td><td class=\"rule\">{rule}</td></tr>",
+        "<tr data-partition=\"{topic}:{partition}\"><td class=\"topic\"><a href=\"{topic_href}\">{topic}</a></td><td class=\"num partition\">{partition}</td><td class=\"num committed\">{committed}</td><td class=\"num log-end\">{end}</td><td class=\"lag\">{lag}</td><td class=\"lag-seconds\">{secs}</td><td class=\"owner\">{owner}</td><td class=\"host\">{host}</td><td class=\"client-id\">{client}</td><td class=\"{class}\">{status}</td><td class=\"rule\">{rule}</td></tr>",
         owner = escape_html(p.owner.as_ref().map_or("-", |o| o.member_id.as_str())),
         host = escape_html(p.owner.as_ref().map_or("-", |o| o.host.as_str())),
         client = escape_html(p.owner.as_ref().map_or("-", |o| o.client_id.as_str())),
         topic = escape_html(&p.topic),
+        topic_href = escape_html(&topic_href(&p.topic)),
         rule = match (p.rule, p.warming_up) {
             (Some(rule), _) => rule,
             (None, true) => "the window is not covered yet: no status can be claimed",

@@ -4,6 +4,8 @@
 //! |----------------------------------|-------------------------------------------------------|
 //! | `/console`                       | every group: state, members, lag, lag in seconds, status, and a chart of each group's lag |
 //! | `/console/groups/<id>`           | one group: type, state, epochs, and each partition's committed offset, log end, lag in records and seconds, status |
+//! | `/console/topics`                | every topic: partitions, size, log start and end offsets summed, retention, cleanup policy |
+//! | `/console/topics/<name>`         | one topic: each partition's leader, size, log start and end offsets, records, newest record time; its configs with value and source |
 //! | `/console.json`                  | the lag snapshot behind the pages, for scripts         |
 //!
 //! Every page takes `?window=15m|1h|6h` (the charts' span, 1 h by default). The script
@@ -14,11 +16,18 @@
 //! A group whose status still waits for its window (a coordinator that just took office)
 //! shows "warming up" rather than a status it cannot know yet; when the lag tracker's limits
 //! left groups or partitions out, a line says how many offsets and which flag raises the limit.
+//!
+//! The topics pages are rendered from figures gathered where the Admin APIs read them
+//! ([`topic_facts`]: the catalog, the data plane, the partitions' files); a partition another
+//! node leads is named as held there rather than given numbers this node does not have.
 
 mod chart;
 mod group;
 mod overview;
 mod shell;
+mod topic;
+pub mod topic_facts;
+mod topics;
 
 use serde::Serialize;
 
@@ -33,6 +42,10 @@ pub const WARMING_UP: &str = "warming up";
 pub const CONSOLE_PATH: &str = "/console";
 /// Where one group's page is served: this prefix and the percent-encoded group id.
 pub const GROUP_PATH_PREFIX: &str = "/console/groups/";
+/// Where the topics page is served.
+pub const TOPICS_PATH: &str = "/console/topics";
+/// Where one topic's page is served: this prefix and the percent-encoded topic name.
+pub const TOPIC_PATH_PREFIX: &str = "/console/topics/";
 /// The snapshot as JSON.
 pub const CONSOLE_JSON_PATH: &str = "/console.json";
 /// How often a page refreshes itself, in ms.
@@ -40,6 +53,8 @@ pub const POLL_INTERVAL_MS: u64 = 2_000;
 /// Longest group id a page URL may carry (Kafka's group ids are bounded by the request size;
 /// this only bounds the work of decoding a URL).
 const GROUP_ID_URL_BYTES_MAX: usize = 3 * 1024;
+/// Longest topic name a page URL may carry: Kafka's 249 characters, each percent-encoded.
+const TOPIC_NAME_URL_BYTES_MAX: usize = 3 * 249;
 
 /// The span the charts show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -126,20 +141,111 @@ pub struct Page {
 
 /// Whether `path` is one of the console's.
 pub fn serves(path: &str) -> bool {
-    path == CONSOLE_PATH || path == CONSOLE_JSON_PATH || path.starts_with(GROUP_PATH_PREFIX)
+    path == CONSOLE_PATH
+        || path == CONSOLE_JSON_PATH
+        || path.starts_with(GROUP_PATH_PREFIX)
+        || topics_route(path).is_some()
 }
 
-/// The console's routes over `snapshot`; `None` for a path that is not the console's.
-pub fn respond(path: &str, query: &str, snapshot: &Snapshot) -> Option<Page> {
-    let q = Query::parse(query);
-    let html = |status, main: String, title: &str, refresh: String| Page {
+/// A topics page asked for; its figures are gathered (by the HTTP side, which holds the
+/// broker) before it is rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopicsRoute {
+    /// `/console/topics`.
+    All,
+    /// `/console/topics/<name>`, decoded; `None` when the segment does not decode (or is too
+    /// long to be a topic name): no topic has that name.
+    One(Option<String>),
+}
+
+/// Which topics page `path` is, if any.
+pub fn topics_route(path: &str) -> Option<TopicsRoute> {
+    if path == TOPICS_PATH || path == TOPIC_PATH_PREFIX {
+        return Some(TopicsRoute::All);
+    }
+    let encoded = path.strip_prefix(TOPIC_PATH_PREFIX)?;
+    Some(TopicsRoute::One(
+        (encoded.len() <= TOPIC_NAME_URL_BYTES_MAX)
+            .then(|| percent_decode(encoded))
+            .flatten()
+            .filter(|name| !name.is_empty()),
+    ))
+}
+
+/// A page in the shared document, or its `<main>` alone for the script's refresh.
+fn html_page(q: Query, status: &'static str, main: String, title: &str, refresh: &str) -> Page {
+    Page {
         status,
         content_type: "text/html; charset=utf-8",
         body: if q.fragment {
             main
         } else {
-            shell::page(title, &main, &refresh)
+            shell::page(title, &main, refresh)
         },
+    }
+}
+
+/// The topics page over `list`.
+pub fn respond_topics(query: &str, list: &topic_facts::TopicList) -> Page {
+    html_page(
+        Query::parse(query),
+        "200 OK",
+        topics::main(list),
+        "Cohort — topics",
+        TOPICS_PATH,
+    )
+}
+
+/// Topic `shown`'s page: `detail` as gathered, `None` (404) when there is no such topic.
+pub fn respond_topic(query: &str, shown: &str, detail: Option<&topic_facts::TopicDetail>) -> Page {
+    html_page(
+        Query::parse(query),
+        if detail.is_some() {
+            "200 OK"
+        } else {
+            "404 Not Found"
+        },
+        topic::main(detail, shown, None),
+        &format!("Cohort — topic {shown}"),
+        &topic_href(shown),
+    )
+}
+
+/// A topics page on a node that cannot gather figures yet (`notice` says why): 503, and the
+/// script keeps trying.
+pub fn respond_topics_unavailable(query: &str, route: &TopicsRoute, notice: &str) -> Page {
+    let (main, title, refresh) = match route {
+        TopicsRoute::All => (
+            format!(
+                "<h1>Topics</h1><p id=\"notice\">{}</p>",
+                escape_html(notice)
+            ),
+            "Cohort — topics".to_owned(),
+            TOPICS_PATH.to_owned(),
+        ),
+        TopicsRoute::One(name) => {
+            let shown = name.as_deref().unwrap_or("");
+            (
+                topic::main(None, shown, Some(notice)),
+                format!("Cohort — topic {shown}"),
+                topic_href(shown),
+            )
+        }
+    };
+    html_page(
+        Query::parse(query),
+        "503 Service Unavailable",
+        main,
+        &title,
+        &refresh,
+    )
+}
+
+/// The console's routes over `snapshot`; `None` for a path that is not the console's.
+pub fn respond(path: &str, query: &str, snapshot: &Snapshot) -> Option<Page> {
+    let q = Query::parse(query);
+    let html = |status, main: String, title: &str, refresh: String| {
+        html_page(q, status, main, title, &refresh)
     };
     match path {
         CONSOLE_PATH => Some(html(
@@ -221,8 +327,17 @@ pub fn escape_html(s: &str) -> String {
 
 /// The URL path of `group`'s page: every byte but RFC 3986's unreserved ones percent-encoded.
 pub fn group_href(group: &str) -> String {
-    let mut out = String::from(GROUP_PATH_PREFIX);
-    for b in group.bytes() {
+    percent_encoded(GROUP_PATH_PREFIX, group)
+}
+
+/// The URL path of topic `name`'s page, encoded as [`group_href`] encodes.
+pub fn topic_href(name: &str) -> String {
+    percent_encoded(TOPIC_PATH_PREFIX, name)
+}
+
+fn percent_encoded(prefix: &str, segment: &str) -> String {
+    let mut out = String::from(prefix);
+    for b in segment.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
             out.push(char::from(b));
         } else {
@@ -230,6 +345,45 @@ pub fn group_href(group: &str) -> String {
         }
     }
     out
+}
+
+/// Bytes for people: `512 B`, `1.5 KiB`, `12.3 MiB` (the exact count goes in an attribute).
+fn bytes_text(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// A duration config for people: `7 d`, `1.5 h`, `30 s`, `250 ms`; a negative one (Kafka's
+/// -1) is `unlimited`.
+fn duration_text(ms: i64) -> String {
+    const UNITS: [(i64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "min"),
+        (1_000, "s"),
+    ];
+    if ms < 0 {
+        return "unlimited".to_owned();
+    }
+    for (unit_ms, name) in UNITS {
+        if ms >= unit_ms {
+            return if ms % unit_ms == 0 {
+                format!("{} {name}", ms / unit_ms)
+            } else {
+                format!("{:.1} {name}", ms as f64 / unit_ms as f64)
+            };
+        }
+    }
+    format!("{ms} ms")
 }
 
 /// Decodes a percent-encoded path segment; `None` when it is not valid UTF-8 or a `%` is not
@@ -345,10 +499,14 @@ fn notices(snapshot: &Snapshot) -> String {
 
 /// When the figures were taken.
 fn updated(snapshot: &Snapshot) -> String {
+    updated_at(snapshot.taken_at_ms)
+}
+
+/// When figures taken at `taken_at_ms` were taken.
+fn updated_at(taken_at_ms: u64) -> String {
     format!(
-        "<p id=\"updated\" data-taken-at=\"{}\">Figures as of {} (<span class=\"tz\">UTC</span>), refreshed every {} s.</p>",
-        snapshot.taken_at_ms,
-        time_element(snapshot.taken_at_ms),
+        "<p id=\"updated\" data-taken-at=\"{taken_at_ms}\">Figures as of {} (<span class=\"tz\">UTC</span>), refreshed every {} s.</p>",
+        time_element(taken_at_ms),
         POLL_INTERVAL_MS / 1_000,
     )
 }

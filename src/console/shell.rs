@@ -2,7 +2,7 @@
 //! between pages, and the script that refreshes `<main>` in place and shows times in the
 //! reader's time zone.
 
-use super::{escape_html, CONSOLE_JSON_PATH, CONSOLE_PATH, POLL_INTERVAL_MS};
+use super::{escape_html, CONSOLE_JSON_PATH, CONSOLE_PATH, POLL_INTERVAL_MS, TOPICS_PATH};
 
 const STYLE: &str = "
 body { font-family: system-ui, sans-serif; margin: 1.5em 2em; color: #222; }
@@ -11,6 +11,10 @@ table { border-collapse: collapse; margin: 0.5em 0 1em; }
 th, td { padding: 4px 12px; border-bottom: 1px solid #ddd; text-align: left; }
 th { background: #f4f4f4; }
 td.num, td.lag, td.members, td.lag-seconds { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
+.elsewhere, .set { color: #777; font-size: small; } td.override { font-weight: 600; }
+tr.override td.value { font-weight: 600; } td.unavailable { color: #c0262d; }
+.more, .about { color: #555; font-size: small; }
 dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
 dl.facts dt { color: #555; } dl.facts dd { margin: 0; font-variant-numeric: tabular-nums; }
 .status-OK { color: #17803d; } .status-WARNING { color: #b36b00; }
@@ -71,7 +75,7 @@ fn script() -> String {
 pub fn page(title: &str, main: &str, refresh: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-<header><nav><a href=\"{CONSOLE_PATH}\">Groups</a><a href=\"{CONSOLE_JSON_PATH}\">JSON</a><a href=\"/metrics\">Metrics</a></nav></header>\n\
+<header><nav><a href=\"{CONSOLE_PATH}\">Groups</a><a href=\"{TOPICS_PATH}\">Topics</a><a href=\"{CONSOLE_JSON_PATH}\">JSON</a><a href=\"/metrics\">Metrics</a></nav></header>\n\
 <main id=\"page\" data-refresh=\"{refresh}\">{main}</main>\n<script>\n{script}\n</script>\n</body>\n</html>\n",
         title = escape_html(title),
         refresh = escape_html(refresh),

@@ -144,7 +144,7 @@ fn a_group_page_shows_each_partition_with_its_lag_in_records_and_seconds() {
     let snap = t.snapshot(now);
     let page = respond("/console/groups/g", "", &snap).unwrap().body;
     assert!(page.contains(
-        "<tr data-partition=\"orders:0\"><td class=\"topic\">orders</td><td class=\"num partition\">0</td><td class=\"num committed\">10</td><td class=\"num log-end\">25</td><td class=\"lag\">15</td><td class=\"lag-seconds\">12.3</td><td class=\"owner\">m-1</td><td class=\"host\">/10.0.0.7</td><td class=\"client-id\">app&lt;1&gt;</td><td class=\"status status-warming-up\">warming up</td><td class=\"rule\">the window is not covered yet: no status can be claimed</td></tr>"
+        "<tr data-partition=\"orders:0\"><td class=\"topic\"><a href=\"/console/topics/orders\">orders</a></td><td class=\"num partition\">0</td><td class=\"num committed\">10</td><td class=\"num log-end\">25</td><td class=\"lag\">15</td><td class=\"lag-seconds\">12.3</td><td class=\"owner\">m-1</td><td class=\"host\">/10.0.0.7</td><td class=\"client-id\">app&lt;1&gt;</td><td class=\"status status-warming-up\">warming up</td><td class=\"rule\">the window is not covered yet: no status can be claimed</td></tr>"
     ), "{page}");
     // Caught up is certain at once, and says why.
     assert!(page.contains("<td class=\"status status-OK\">OK</td><td class=\"rule\">the lag was zero at some point in the window</td>"), "{page}");
@@ -468,5 +468,360 @@ mod browser {
         let png = std::fs::read(&shot).expect("screenshot written");
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         server.abort();
+    }
+}
+
+mod topic_pages {
+    //! The topics pages' rendering over figures made here, and their gathering from a real
+    //! broker (a data dir, the catalog, partition logs).
+    use super::super::topic_facts::{
+        self, ConfigFact, Held, LocalFigures, PartitionFacts, TopicDetail, TopicList, TopicSummary,
+        Totals,
+    };
+    use super::super::*;
+    use crate::lag::Snapshot;
+
+    fn here(index: i32, size: u64, start: i64, end: i64, newest: Option<i64>) -> PartitionFacts {
+        PartitionFacts {
+            index,
+            leader: 1,
+            replicas: vec![1],
+            held: Held::Here(LocalFigures {
+                size_bytes: size,
+                log_start: start,
+                log_end: end,
+                max_timestamp_ms: newest,
+            }),
+        }
+    }
+
+    fn config(name: &str, value: &str, overridden: bool) -> ConfigFact {
+        ConfigFact {
+            name: name.into(),
+            value: Some(value.into()),
+            source: if overridden {
+                "DYNAMIC_TOPIC_CONFIG"
+            } else {
+                "DEFAULT_CONFIG"
+            },
+            overridden,
+            honoured: true,
+        }
+    }
+
+    fn detail(name: &str, partitions: Vec<PartitionFacts>, count: usize) -> TopicDetail {
+        TopicDetail {
+            taken_at_ms: 1_796_418_309_250,
+            node_id: 1,
+            name: name.into(),
+            id: "2c4f5c86-2b4e-4f41-9d0a-2a5b0f7d3e11".into(),
+            partition_count: count,
+            partitions,
+            configs: vec![config("retention.ms", "3600000", true)],
+            groups: vec!["readers <eu>".into()],
+            groups_known: true,
+        }
+    }
+
+    fn summary(name: &str, totals: Option<Totals>) -> TopicSummary {
+        TopicSummary {
+            name: name.into(),
+            partitions: 2,
+            totals,
+            retention_ms: Some(config("retention.ms", "604800000", false)),
+            retention_bytes: Some(config("retention.bytes", "-1", false)),
+            cleanup_policy: Some(config("cleanup.policy", "delete", false)),
+        }
+    }
+
+    #[test]
+    fn the_list_sums_each_topic_and_links_to_its_page() {
+        let parts = [here(0, 2048, 5, 30, None), here(1, 100, 0, 20, None)];
+        let list = TopicList {
+            taken_at_ms: 1_796_418_309_250,
+            node_id: 1,
+            topics: vec![summary("orders", Some(Totals::of(&parts)))],
+            topics_total: 1,
+        };
+        let page = respond_topics("", &list);
+        assert_eq!(page.status, "200 OK");
+        let body = page.body;
+        assert!(body.contains(
+            "<tr data-topic=\"orders\"><td class=\"topic\"><a href=\"/console/topics/orders\">orders</a></td><td class=\"num partitions\">2</td><td class=\"num size\" data-bytes=\"2148\">2.1 KiB</td><td class=\"num log-start\">5</td><td class=\"num log-end\">50</td><td class=\"num records\">45</td>\
+<td class=\"retention-ms\" data-value=\"604800000\" title=\"retention.ms=604800000 (DEFAULT_CONFIG)\">7 d</td><td class=\"retention-bytes\" data-value=\"-1\" title=\"retention.bytes=-1 (DEFAULT_CONFIG)\">unlimited</td><td class=\"cleanup-policy\" data-value=\"delete\" title=\"cleanup.policy=delete (DEFAULT_CONFIG)\">delete</td></tr>"
+        ), "{body}");
+        assert!(body.contains("<main id=\"page\" data-refresh=\"/console/topics\">"));
+        assert!(
+            body.contains("<a href=\"/console/topics\">Topics</a>"),
+            "the header links the list"
+        );
+        // The refresh asks for `<main>` alone.
+        let fragment = respond_topics("fragment=1", &list).body;
+        assert!(fragment.starts_with("<h1>Topics</h1>"), "{fragment}");
+    }
+
+    #[test]
+    fn names_are_escaped_and_urls_encoded() {
+        let evil = "<script>alert('x')</script>";
+        let escaped = "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;";
+        let list = TopicList {
+            taken_at_ms: 0,
+            node_id: 1,
+            topics: vec![summary(evil, None)],
+            topics_total: 1,
+        };
+        let one = respond_topic("", evil, Some(&detail(evil, vec![], 0))).body;
+        let missing = respond_topic("", evil, None);
+        assert_eq!(missing.status, "404 Not Found");
+        for page in [respond_topics("", &list).body, one, missing.body] {
+            assert!(!page.contains("<script>alert"), "{page}");
+            assert!(page.contains(escaped), "{page}");
+        }
+        let href = topic_href(evil);
+        assert_eq!(
+            href,
+            "/console/topics/%3Cscript%3Ealert%28%27x%27%29%3C%2Fscript%3E"
+        );
+        assert_eq!(
+            topics_route(&href),
+            Some(TopicsRoute::One(Some(evil.to_owned())))
+        );
+        assert_eq!(topics_route("/console/topics"), Some(TopicsRoute::All));
+        assert_eq!(
+            topics_route("/console/topics/a%2Eb"),
+            Some(TopicsRoute::One(Some("a.b".into())))
+        );
+        assert_eq!(
+            topics_route("/console/topics/%zz"),
+            Some(TopicsRoute::One(None))
+        );
+        let long = format!("/console/topics/{}", "a".repeat(3 * 249 + 1));
+        assert_eq!(topics_route(&long), Some(TopicsRoute::One(None)));
+        assert_eq!(topics_route("/console/topicsx"), None);
+        assert!(serves("/console/topics") && serves("/console/topics/x"));
+        // The groups' routes do not answer for the topics pages.
+        let snap = Snapshot::empty(0, String::new());
+        assert!(
+            respond("/console/topics", "", &snap).is_none(),
+            "not the groups' route"
+        );
+    }
+
+    #[test]
+    fn an_empty_topic_reads_zero_and_no_newest_record() {
+        let t = detail("empty", vec![here(0, 0, 0, 0, None)], 1);
+        let page = respond_topic("", "empty", Some(&t)).body;
+        assert!(page.contains(
+            "<tr data-partition=\"0\"><td class=\"num partition\">0</td><td class=\"num leader\">1</td><td class=\"replicas\">1</td><td class=\"num size\" data-bytes=\"0\" title=\"0 bytes\">0 B</td><td class=\"num log-start\">0</td><td class=\"num log-end\">0</td><td class=\"num records\">0</td><td class=\"newest\">-</td></tr>"
+        ), "{page}");
+        assert!(
+            page.contains(
+                "<td class=\"num records\">0</td></tr></tbody></table>\
+<p class=\"groups\">"
+            ),
+            "{page}"
+        );
+        assert!(!page.contains("class=\"more\""), "{page}");
+        let mut none = t.clone();
+        none.groups.clear();
+        let page_none = respond_topic("", "empty", Some(&none)).body;
+        assert!(
+            page_none.contains("<p class=\"groups\">Groups with committed offsets on it: none</p>"),
+            "{page_none}"
+        );
+        // The configs as DescribeConfigs reports them; the group links to its page.
+        assert!(page.contains(
+            "<tr data-config=\"retention.ms\" class=\"override\"><td class=\"name\">retention.ms</td><td class=\"value\">3600000</td><td class=\"source\">DYNAMIC_TOPIC_CONFIG</td><td class=\"honoured\">yes</td></tr>"
+        ), "{page}");
+        assert!(
+            page.contains("<a href=\"/console/groups/readers%20%3Ceu%3E\">readers &lt;eu&gt;</a>"),
+            "{page}"
+        );
+        assert!(page.contains("data-refresh=\"/console/topics/empty\""));
+    }
+
+    #[test]
+    fn partitions_led_elsewhere_are_named_not_numbered() {
+        let mut parts = vec![here(0, 10, 0, 4, Some(1_796_418_309_250))];
+        for (index, sampled) in [(1, Some(77)), (2, None)] {
+            parts.push(PartitionFacts {
+                index,
+                leader: 2,
+                replicas: vec![2, 1],
+                held: Held::Elsewhere {
+                    sampled_log_end: sampled,
+                },
+            });
+        }
+        parts.push(PartitionFacts {
+            index: 3,
+            leader: 1,
+            replicas: vec![1],
+            held: Held::Unavailable("disk <gone>".into()),
+        });
+        let page = respond_topic("", "t", Some(&detail("t", parts, 4))).body;
+        assert!(page.contains("<td class=\"newest\"><time data-ms=\"1796418309250\">2026-12-04 21:05:09 UTC</time></td>"), "{page}");
+        assert!(page.contains(
+            "<td class=\"num log-end\">77 <span class=\"elsewhere\" title=\"as the lag sampler last heard it from node 2\">(sampled)</span></td>"
+        ), "{page}");
+        let on2 = "<span class=\"elsewhere\">on node 2</span>";
+        assert!(page.contains(&format!(
+            "<tr data-partition=\"2\"><td class=\"num partition\">2</td><td class=\"num leader\">2</td><td class=\"replicas\">2, 1</td><td class=\"num size\">{on2}</td><td class=\"num log-start\">{on2}</td><td class=\"num log-end\">{on2}</td><td class=\"num records\">{on2}</td><td class=\"newest\">{on2}</td></tr>"
+        )), "{page}");
+        assert!(page.contains("<td class=\"unavailable\" colspan=\"5\">not readable here now: disk &lt;gone&gt;</td>"), "{page}");
+        // The sums cover partition 0 alone and say what they leave out.
+        assert!(page.contains(
+            "<td class=\"num log-end\">4 <span class=\"elsewhere\">+ 2 partitions on node 2, 1 unreadable here</span></td>"
+        ), "{page}");
+    }
+
+    #[test]
+    fn many_partitions_are_listed_up_to_the_bound_with_a_note() {
+        let parts: Vec<PartitionFacts> = (0..topic_facts::PARTITIONS_LISTED_MAX)
+            .map(|i| here(i32::try_from(i).unwrap(), 1, 0, 1, None))
+            .collect();
+        let page = respond_topic("", "wide", Some(&detail("wide", parts, 5_000))).body;
+        assert_eq!(page.matches("<tr data-partition=").count(), 1_000);
+        assert!(page.contains("<p class=\"more\">The first 1000 of 5000 partitions are listed and summed (a page lists at most 1000).</p>"), "more note");
+        assert!(page.len() < 1_000_000, "{} bytes", page.len());
+        // The list says how many topics it left out and which it did not measure.
+        let list = TopicList {
+            taken_at_ms: 0,
+            node_id: 1,
+            topics: vec![summary("a", None)],
+            topics_total: 900,
+        };
+        let body = respond_topics("", &list).body;
+        assert!(
+            body.contains("The first 1 of 900 topics are listed, by name."),
+            "{body}"
+        );
+        assert!(
+            body.contains(
+                "Topics listed without figures: 1 (one load measures at most 5000 partitions; each topic's page has its own)."
+            ),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn sizes_and_durations_read_for_people() {
+        assert_eq!(bytes_text(0), "0 B");
+        assert_eq!(bytes_text(1023), "1023 B");
+        assert_eq!(bytes_text(1536), "1.5 KiB");
+        assert_eq!(bytes_text(5 * 1024 * 1024 * 1024), "5.0 GiB");
+        assert_eq!(duration_text(-1), "unlimited");
+        assert_eq!(duration_text(250), "250 ms");
+        assert_eq!(duration_text(60_000), "1 min");
+        assert_eq!(duration_text(90_000), "1.5 min");
+        assert_eq!(duration_text(604_800_000), "7 d");
+    }
+
+    #[test]
+    fn a_starting_node_answers_503_saying_why() {
+        let page = respond_topics_unavailable("", &TopicsRoute::All, "starting <now>");
+        assert_eq!(page.status, "503 Service Unavailable");
+        assert!(page.body.contains("starting &lt;now&gt;"));
+        let page = respond_topics_unavailable(
+            "fragment=1",
+            &TopicsRoute::One(Some("t".into())),
+            "starting",
+        );
+        assert!(
+            page.body.contains("<p class=\"missing\">starting</p>"),
+            "{}",
+            page.body
+        );
+    }
+
+    #[tokio::test]
+    async fn figures_are_gathered_from_the_catalog_the_logs_and_the_files() {
+        use crate::handlers::test_support::{broker, create_topic, plain_batch};
+        let dir = tempfile::tempdir().unwrap();
+        let b = broker(dir.path(), &[]);
+        create_topic(&b, "t", 3, &[("retention.ms", "60000")]).await;
+        create_topic(&b, "u", 1, &[]).await;
+        let p = b.data.partition("t", 0).await.unwrap();
+        for _ in 0..2 {
+            let records = plain_batch(4);
+            let header = protocol::batch::validate_produced(&records).unwrap();
+            p.append(bytes::BytesMut::from(&records[..]), header, 0)
+                .unwrap();
+        }
+        assert_eq!(p.delete_records_before(3).unwrap(), 3);
+        let snap = Snapshot::empty(0, String::new());
+        let d = topic_facts::detail(&b, "t", &snap, 5, 2).await.unwrap();
+        assert_eq!((d.partition_count, d.partitions.len()), (3, 2), "bounded");
+        let Held::Here(f) = &d.partitions[0].held else {
+            panic!("{:?}", d.partitions[0])
+        };
+        let size =
+            crate::data::sizes::partition_bytes(p.dir(), b.catalog.topic("t").unwrap().id).unwrap();
+        assert!(size > 0);
+        assert_eq!(
+            f,
+            &LocalFigures {
+                size_bytes: size,
+                log_start: 3,
+                log_end: 8,
+                max_timestamp_ms: Some(1_003),
+            }
+        );
+        // An empty partition: nothing to read, and its size is its directory's files.
+        let Held::Here(empty) = &d.partitions[1].held else {
+            panic!("{:?}", d.partitions[1])
+        };
+        let p1 = b.data.partition("t", 1).await.unwrap();
+        let id = b.catalog.topic("t").unwrap().id;
+        assert_eq!(
+            empty,
+            &LocalFigures {
+                size_bytes: crate::data::sizes::partition_bytes(p1.dir(), id).unwrap(),
+                log_start: 0,
+                log_end: 0,
+                max_timestamp_ms: None,
+            }
+        );
+        let retention = d.configs.iter().find(|c| c.name == "retention.ms").unwrap();
+        assert_eq!(retention.value.as_deref(), Some("60000"));
+        assert_eq!(retention.source, "DYNAMIC_TOPIC_CONFIG");
+        assert!(retention.overridden);
+        let segment = d
+            .configs
+            .iter()
+            .find(|c| c.name == "segment.bytes")
+            .unwrap();
+        assert_eq!(segment.source, "DEFAULT_CONFIG");
+        // This snapshot is a non-coordinator's: the page says it does not know the groups.
+        assert!(!d.groups_known);
+        let page = respond_topic("", "t", Some(&d)).body;
+        assert!(
+            page.contains("Groups with committed offsets on it: not known on this node"),
+            "{page}"
+        );
+        assert!(topic_facts::detail(&b, "nope", &snap, 5, 10)
+            .await
+            .is_none());
+
+        // The list: both topics, by name; a budget of 3 partitions measures `t` but not `u`.
+        let list = topic_facts::list(&b, &snap, 5, 3).await;
+        assert_eq!(list.topics_total, 2);
+        let names: Vec<&str> = list.topics.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["t", "u"]);
+        let t = list.topics[0].totals.as_ref().unwrap();
+        assert_eq!((t.here, t.log_start, t.log_end, t.records), (3, 3, 8, 5));
+        assert!(t.size_bytes >= size);
+        assert_eq!(list.topics[1].totals, None);
+        assert_eq!(
+            list.topics[0]
+                .retention_ms
+                .as_ref()
+                .unwrap()
+                .value
+                .as_deref(),
+            Some("60000")
+        );
+        let all = topic_facts::list(&b, &snap, 5, 100).await;
+        assert!(all.topics.iter().all(|t| t.totals.is_some()));
     }
 }

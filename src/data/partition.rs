@@ -927,6 +927,18 @@ impl Partition {
         Ok(Some((entry.payload, entry.max_timestamp_ms.0)))
     }
 
+    /// The largest record timestamp in the log, from the segments' summaries kept in memory
+    /// (no read): the timestamp ListOffsets' max timestamp (-3) answers, and on a
+    /// `LogAppendTime` topic the time of the last append. `None` while the log is empty.
+    pub fn max_timestamp_ms(&self) -> Option<i64> {
+        self.log
+            .segments()
+            .iter()
+            .filter_map(|s| s.max_timestamp)
+            .map(|t| t.0)
+            .max()
+    }
+
     /// fdatasyncs run on this partition's log since it opened (group commit shares them).
     pub fn sync_count(&self) -> u64 {
         self.log.sync_count()

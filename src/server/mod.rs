@@ -229,10 +229,11 @@ impl Server {
             disk: disk.clone(),
             txn: txn_gauges.clone(),
             auth: http_auth,
+            broker: std::sync::OnceLock::new(),
         });
         let http_task = tokio::spawn(crate::http::run(
             http_listener,
-            http_routes,
+            http_routes.clone(),
             shutdown_rx.clone(),
         ));
         let groups = Arc::new(
@@ -357,6 +358,8 @@ impl Server {
             ),
         ));
         publish.ready(broker.clone());
+        // The console's topics pages read the catalog and the partition logs from now on.
+        let _ = http_routes.broker.set(Arc::downgrade(&broker));
         readiness.replayed();
         let interval = broker.config.lag_sample_interval;
         let poller = LogOffsetsPoller::new(
