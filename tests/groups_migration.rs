@@ -3,7 +3,8 @@
 //! form a classic group, a librdkafka `group.protocol=consumer` member joins and upgrades it
 //! (Kafka 4.0's default `bidirectional` policy), `cohort groups` shows the mixed group as
 //! Kafka's tool does, the consumer-protocol member leaves and the group is classic again and
-//! keeps consuming. Every record is consumed once and committed.
+//! keeps consuming. Every record is consumed once and committed. Then the policy as
+//! DescribeConfigs BROKER shows it and as `cohort configs --entity-default` changes it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -111,4 +112,26 @@ fn a_mixed_group_upgrades_and_downgrades_online_consuming_every_record_once() {
     let committed: Vec<Value> = (0..6).map(|p| json!([p, 150])).collect();
     assert_eq!(got["committed"], json!(committed), "{got}");
     assert_eq!(got["errors"], json!([]), "{got}\nlog:\n{}", log());
+
+    // The policy on DescribeConfigs BROKER: the flag's value (Kafka's default, so its source
+    // is the default), alterable cluster-wide by name, a name Kafka does not know refused.
+    assert_eq!(
+        got["policy_flag"],
+        json!(["bidirectional", "DEFAULT_CONFIG"]),
+        "{got}"
+    );
+    assert_eq!(
+        got["policy_bad"],
+        json!([
+            1,
+            ["java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.InvalidConfigurationException: Invalid value sideways for configuration group.consumer.migration.policy: String must be one of: disabled, downgrade, upgrade, bidirectional"]
+        ]),
+        "{got}"
+    );
+    assert_eq!(got["policy_set"], json!([0, []]), "{got}");
+    assert_eq!(
+        got["policy_after"],
+        json!(["upgrade", "DYNAMIC_DEFAULT_BROKER_CONFIG"]),
+        "{got}"
+    );
 }

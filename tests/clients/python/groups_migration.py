@@ -16,7 +16,7 @@ import threading
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 from kafka import KafkaConsumer
 from kafka.errors import KafkaError
 
@@ -213,4 +213,34 @@ out["distinct"] = len(set(seen))
 out["committed"] = sorted((tp.partition, tp.offset) for tp in committed)
 out["errors"] = sorted(set(errors))
 out["every_consumer_consumed"] = sorted(n for n, k in by_consumer.items() if k > 0)
+
+
+# The policy as DescribeConfigs shows it, and changed cluster-wide by name.
+def policy():
+    r = ConfigResource("BROKER", "1")
+    entries = admin.describe_configs([r], request_timeout=10)[r].result()
+    e = entries["group.consumer.migration.policy"]
+    return [e.value, ConfigSource(e.source).name]
+
+
+def alter_policy(value):
+    # librdkafka's AdminClient cannot name the cluster-wide default (an empty broker name):
+    # `cohort configs`, Kafka's kafka-configs.sh, does.
+    done = subprocess.run(
+        [
+            cohort, "configs", "--bootstrap-server", bootstrap, "--entity-type", "brokers",
+            "--entity-default", "--alter", "--add-config",
+            f"group.consumer.migration.policy={value}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return [done.returncode, done.stderr.strip().splitlines()[-1:]]
+
+
+out["policy_flag"] = policy()
+out["policy_bad"] = alter_policy("sideways")
+out["policy_set"] = alter_policy("Upgrade")
+out["policy_after"] = policy()
 print(json.dumps(out))
