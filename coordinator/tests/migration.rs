@@ -499,3 +499,30 @@ fn without_downgrade_in_the_policy_the_group_stays_a_consumer_group() {
     assert_eq!(cg.members.len(), 2);
     assert_eq!(cg.classic_member_count(), 2);
 }
+
+#[test]
+fn empty_groups_change_protocol_whatever_the_policy() {
+    // Kafka: "conversions of empty groups in both directions are always enabled regardless of
+    // this policy".
+    let mut h = harness(MigrationPolicy::Disabled);
+    let (classic, _) = classic_pair(&mut h);
+    let left = h.leave(&[(classic[0].as_str(), None), (classic[1].as_str(), None)]);
+    assert!(left.members.iter().all(|m| m.error.is_none()), "{left:?}");
+    assert_eq!(h.group_state(), GroupState::Empty);
+    let client = Client::join(&mut h, "c1");
+    assert_eq!(
+        h.cg(GROUP).members.len(),
+        1,
+        "the empty classic group was replaced"
+    );
+    let r = h.cg_heartbeat(&Hb::beat(&client.member, client.epoch, &client.owned).epoch(-1));
+    assert_eq!(r.error, None);
+    let out = h.join(JoinReq::new("").version(3));
+    assert!(
+        matches!(out.reply, Reply::Parked { .. }),
+        "a classic join replaces the empty consumer group: {:?}",
+        out.reply
+    );
+    assert!(h.state.consumer_group(&GROUP.into()).is_none());
+    assert_eq!(h.group().members.len(), 1);
+}
