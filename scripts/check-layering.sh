@@ -49,6 +49,8 @@ COORDINATOR_LAYERS = [
     # One module per concern: takes the part of the state it needs, returns an Outcome.
     # The consumer protocol (KIP-848) and transactions are concerns of this layer too.
     {"membership", "offsets", "admin", "expiry", "consumer_group", "transactions"},
+    # Online migration between the two group protocols: uses both of their concerns.
+    {"migration"},
     # Dispatches commands to the concerns and replays records: the top.
     {"state"},
 ]

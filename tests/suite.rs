@@ -43,6 +43,7 @@ mod groups_clients;
 mod groups_cluster;
 mod groups_durability;
 mod groups_loading;
+mod groups_migration;
 mod groups_wire;
 mod http_auth;
 mod lag_cluster;

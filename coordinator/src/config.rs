@@ -84,6 +84,10 @@ pub struct Config {
     /// computes inline; larger ones are computed by the runtime off the request path and
     /// installed with `InstallTargetAssignment`.
     pub consumer_inline_assignment_max_cost: usize,
+    /// `group.consumer.migration.policy`: whether a non-empty group changes protocol online
+    /// (a consumer-protocol member joining a classic group upgrades it; the last one leaving
+    /// downgrades it). Empty groups change protocol whatever it says.
+    pub consumer_migration_policy: MigrationPolicy,
 
     // Transactions (KIP-98).
     /// `transaction.max.timeout.ms`: a producer asking for more gets INVALID_TRANSACTION_TIMEOUT.
@@ -138,11 +142,80 @@ impl Default for Config {
             consumer_group_max_size: i32::MAX,
             consumer_subscribed_topics_max: 10_000,
             consumer_inline_assignment_max_cost: 100_000,
+            consumer_migration_policy: MigrationPolicy::Bidirectional,
             transaction_max_timeout_ms: 900_000,
             transactional_id_expiration_ms: 604_800_000,
             transactions_max: TRANSACTIONS_MAX_DEFAULT,
             transaction_partitions_max: TRANSACTION_PARTITIONS_MAX_DEFAULT,
         }
+    }
+}
+
+/// Kafka's `ConsumerGroupMigrationPolicy` (default `bidirectional` since Kafka 4.0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MigrationPolicy {
+    /// Neither upgrade nor downgrade; a classic member may not join a consumer group
+    /// (KAFKA-20640), so no group is ever mixed.
+    Disabled,
+    Downgrade,
+    Upgrade,
+    #[default]
+    Bidirectional,
+}
+
+impl MigrationPolicy {
+    /// Kafka's names, by the index the replicated configuration stores.
+    pub const NAMES: &'static [&'static str] =
+        &["disabled", "downgrade", "upgrade", "bidirectional"];
+
+    pub fn index(self) -> i64 {
+        match self {
+            MigrationPolicy::Disabled => 0,
+            MigrationPolicy::Downgrade => 1,
+            MigrationPolicy::Upgrade => 2,
+            MigrationPolicy::Bidirectional => 3,
+        }
+    }
+
+    /// The policy stored as `index`; an index out of range reads as `Disabled`, as Kafka
+    /// parses a name it does not know (the key's range refuses such values before).
+    pub fn from_index(index: i64) -> MigrationPolicy {
+        match index {
+            1 => MigrationPolicy::Downgrade,
+            2 => MigrationPolicy::Upgrade,
+            3 => MigrationPolicy::Bidirectional,
+            _ => MigrationPolicy::Disabled,
+        }
+    }
+
+    /// The policy named `name` (case-insensitive), if any.
+    pub fn parse(name: &str) -> Option<MigrationPolicy> {
+        Self::NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name.trim()))
+            .and_then(|i| i64::try_from(i).ok())
+            .map(Self::from_index)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES
+            .get(usize::try_from(self.index()).unwrap_or(0))
+            .copied()
+            .unwrap_or("disabled")
+    }
+
+    pub fn upgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Upgrade | MigrationPolicy::Bidirectional
+        )
+    }
+
+    pub fn downgrade_enabled(self) -> bool {
+        matches!(
+            self,
+            MigrationPolicy::Downgrade | MigrationPolicy::Bidirectional
+        )
     }
 }
 

@@ -24,6 +24,7 @@
 //!
 //! ```text
 //!   state                                   dispatches commands, replays records
+//!   migration                               classic members of consumer groups, downgrade (uses both protocols)
 //!   membership  offsets  admin  expiry      one concern each: (&Config, &GroupIndex, command) -> Outcome
 //!   consumer_group                          the consumer protocol (KIP-848), same layer
 //!   transactions                            the transaction coordinator (KIP-98), same layer
@@ -62,10 +63,12 @@ pub(crate) mod membership;
 pub(crate) mod offsets;
 pub(crate) mod transactions;
 
+pub(crate) mod migration;
+
 pub mod state;
 
 pub use command::*;
-pub use config::{ClusterConfig, Config, ConfigChange, ConfigError};
+pub use config::{ClusterConfig, Config, ConfigChange, ConfigError, MigrationPolicy};
 pub use consumer_group::AssignmentJob;
 pub use group::{ClassicGroup, GroupState, InitialDelay, Member, PendingMember};
 pub use ids::*;
@@ -73,8 +76,8 @@ pub use outcome::{AssignmentNeeded, MemberReply, Outcome, ReadOutcome, TxnMarker
 pub use record::assignment::Assignment;
 pub use record::codec::DecodeError;
 pub use record::consumer_group::{
-    ConsumerGroup, ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, MemberState,
-    TopicValue,
+    ClassicMemberMetadata, ConsumerGroup, ConsumerGroupValue, ConsumerMemberValue,
+    CurrentAssignment, MemberState, TopicValue,
 };
 pub use record::offset_commit::OffsetCommitValue;
 pub use record::transaction::{PendingOffset, TransactionValue, TxnOffsetsValue, TxnState};

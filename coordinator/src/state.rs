@@ -5,7 +5,6 @@ use crate::command::{ReadCommand, WriteCommand};
 use crate::config::Config;
 use crate::group::consumer;
 use crate::group::{ClassicGroup, GroupState};
-use crate::ids::MemberId;
 use crate::ids::TransactionalId;
 use crate::ids::{GroupId, PartitionIndex, TimestampMs};
 use crate::index::transactions::TxnIndex;
@@ -17,10 +16,10 @@ use crate::record::consumer_group::ConsumerGroup;
 use crate::record::offset_commit::OffsetCommitValue;
 use crate::record::transaction::{TransactionValue, TxnState};
 use crate::record::Record;
-use crate::reply::{ErrorKind, JoinResponse, Reply};
+use crate::reply::{JoinResponse, Reply};
 use crate::timer::{TimerKey, TimerOp};
 use crate::transactions::admin::{ListTransactionsFilter, ListedTransactions};
-use crate::{admin, consumer_group, expiry, membership, offsets, transactions};
+use crate::{admin, consumer_group, expiry, membership, migration, offsets, transactions};
 use std::borrow::Cow;
 
 /// The whole coordinator state of one shard.
@@ -67,10 +66,16 @@ impl CoordinatorState {
         match command {
             WriteCommand::JoinGroup(c) => match groups.consumer_group(c.group_id.as_str()) {
                 // An empty consumer group is replaced by the classic group the join creates;
-                // a consumer group with members would need an online downgrade.
-                Some(g) if !g.members.is_empty() => Outcome::reply(Reply::Join(
-                    JoinResponse::error(ErrorKind::InconsistentGroupProtocol, MemberId::default()),
-                )),
+                // one with members takes the classic member in (online migration).
+                Some(g) if !g.members.is_empty() => {
+                    match membership::join::validate_request(config, c) {
+                        Err(error) => Outcome::reply(Reply::Join(JoinResponse::error(
+                            error,
+                            c.member_id.clone(),
+                        ))),
+                        Ok(()) => migration::classic_member::join(config, groups, g, c),
+                    }
+                }
                 Some(g) => {
                     let mut outcome = membership::join::decide(config, groups, c);
                     if !outcome.records.is_empty() {
@@ -82,8 +87,18 @@ impl CoordinatorState {
                 }
                 None => membership::join::decide(config, groups, c),
             },
-            WriteCommand::SyncGroup(c) => membership::sync::decide(config, groups, c),
-            WriteCommand::LeaveGroup(c) => membership::leave::decide(config, groups, c),
+            WriteCommand::SyncGroup(c) => match groups.consumer_group(c.group_id.as_str()) {
+                Some(g) if !crate::group::invalid_member_api_group_id(config, &c.group_id) => {
+                    migration::classic_member::sync(groups, g, c)
+                }
+                _ => membership::sync::decide(config, groups, c),
+            },
+            WriteCommand::LeaveGroup(c) => match groups.consumer_group(c.group_id.as_str()) {
+                Some(g) if !crate::group::invalid_member_api_group_id(config, &c.group_id) => {
+                    migration::classic_member::leave(config, groups, g, c)
+                }
+                _ => membership::leave::decide(config, groups, c),
+            },
             WriteCommand::CommitOffsets(c) => offsets::commit::decide(config, groups, txns, c),
             WriteCommand::DeleteOffsets(c) => offsets::delete::decide(config, groups, c),
             WriteCommand::DeleteGroups(c) => admin::delete_groups(config, groups, c),
@@ -92,13 +107,11 @@ impl CoordinatorState {
                 TimerKey::TransactionTimeout { transactional_id } => {
                     transactions::timed_out(txns, transactional_id, *now_ms)
                 }
-                TimerKey::ConsumerRebalance { .. } => {
-                    consumer_group::timers::decide(config, groups, key)
-                }
+                TimerKey::ConsumerRebalance { .. } => consumer_timer(config, groups, key, *now_ms),
                 TimerKey::MemberHeartbeat { group_id, .. }
                     if groups.consumer_group(group_id.as_str()).is_some() =>
                 {
-                    consumer_group::timers::decide(config, groups, key)
+                    consumer_timer(config, groups, key, *now_ms)
                 }
                 _ => membership::timers::decide(config, groups, key, *now_ms),
             },
@@ -106,7 +119,7 @@ impl CoordinatorState {
             WriteCommand::TopicsDeleted { topics, .. } => {
                 offsets::delete::topics_deleted(groups, topics)
             }
-            WriteCommand::ConsumerGroupHeartbeat(c) => consumer_group::heartbeat(config, groups, c),
+            WriteCommand::ConsumerGroupHeartbeat(c) => consumer_heartbeat(config, groups, c),
             WriteCommand::InstallTargetAssignment(c) => consumer_group::install(groups, c),
             WriteCommand::TopicsChanged(c) => {
                 let mut outcome = offsets::delete::topics_deleted(groups, &c.deleted);
@@ -293,7 +306,12 @@ impl CoordinatorState {
     pub fn read(&self, command: &ReadCommand) -> ReadOutcome {
         let (config, groups) = (&self.config, &self.groups);
         match command {
-            ReadCommand::Heartbeat(c) => membership::heartbeat::read(config, groups, c),
+            ReadCommand::Heartbeat(c) => match groups.consumer_group(c.group_id.as_str()) {
+                Some(g) if !crate::group::invalid_member_api_group_id(config, &c.group_id) => {
+                    migration::classic_member::heartbeat(g, c)
+                }
+                _ => membership::heartbeat::read(config, groups, c),
+            },
             ReadCommand::FetchOffsets(c) => offsets::fetch::read(config, groups, &self.txns, c),
             ReadCommand::DescribeGroups(c) => admin::describe_groups(config, groups, c),
             ReadCommand::ListGroups(c) => admin::list_groups(groups, c),
@@ -509,6 +527,67 @@ impl PartialEq for CoordinatorState {
 }
 
 impl Eq for CoordinatorState {}
+
+/// A ConsumerGroupHeartbeat; a leave (−1) that leaves only classic members downgrades the
+/// group when the policy allows (Kafka's `consumerGroupFenceMember`).
+fn consumer_heartbeat(config: &Config, groups: &GroupIndex, c: &ConsumerGroupHeartbeat) -> Outcome {
+    let outcome = consumer_group::heartbeat(config, groups, c);
+    if c.member_epoch != -1 || consumer_group::is_error(&outcome) {
+        return outcome;
+    }
+    match groups.consumer_group(c.group_id.as_str()) {
+        Some(group) => migration::downgrade::after_leave(
+            config,
+            &c.group_id,
+            group,
+            &groups.topic_image,
+            &c.member_id,
+            c.now_ms,
+            outcome.reply.clone(),
+        )
+        .unwrap_or(outcome),
+        None => outcome,
+    }
+}
+
+/// A consumer member's session or revocation deadline: the member is fenced, and a group
+/// left with classic members only is downgraded when the policy allows.
+fn consumer_timer(
+    config: &Config,
+    groups: &GroupIndex,
+    key: &TimerKey,
+    now: TimestampMs,
+) -> Outcome {
+    let outcome = consumer_group::timers::decide(config, groups, key);
+    let (TimerKey::MemberHeartbeat {
+        group_id,
+        member_id,
+    }
+    | TimerKey::ConsumerRebalance {
+        group_id,
+        member_id,
+        ..
+    }) = key
+    else {
+        return outcome;
+    };
+    if outcome.records.is_empty() {
+        return outcome;
+    }
+    match groups.consumer_group(group_id.as_str()) {
+        Some(group) => migration::downgrade::after_leave(
+            config,
+            group_id,
+            group,
+            &groups.topic_image,
+            member_id,
+            now,
+            outcome.reply.clone(),
+        )
+        .unwrap_or(outcome),
+        None => outcome,
+    }
+}
 
 /// How the leader serves a ConsumerGroupHeartbeat (see `CoordinatorState::consumer_heartbeat`).
 #[derive(Clone, Debug, PartialEq)]

@@ -42,11 +42,37 @@ fn records() -> Vec<(Record, &'static str, &'static str)> {
                     subscribed_topic_regex: Some("x.*".into()),
                     server_assignor: None,
                     rebalance_timeout_ms: 30_000,
+                    classic: None,
                 })),
             },
             "00040000000167000000016d",
             // v0, instance "i", no rack, "c", "/h", ["t"], regex "x.*", no assignor, 30000
             "0000010000000169000000000163000000022f68000000010000000174010000000378 2e2a0000007530",
+        ),
+        (
+            // A classic member of a consumer group (online migration): version 1.
+            Record::ConsumerMember {
+                group_id: "g".into(),
+                member_id: "m2".into(),
+                value: Some(Box::new(ConsumerMemberValue {
+                    instance_id: None,
+                    rack_id: None,
+                    client_id: "c".into(),
+                    client_host: "/h".into(),
+                    subscribed_topic_names: vec!["t".into()],
+                    subscribed_topic_regex: None,
+                    server_assignor: None,
+                    rebalance_timeout_ms: 30_000,
+                    classic: Some(ClassicMemberMetadata {
+                        session_timeout_ms: 45_000,
+                        protocols: vec![("range".into(), bytes::Bytes::from_static(b"ab"))],
+                    }),
+                })),
+            },
+            "00040000000167000000026d32",
+            // v1, no instance, no rack, "c", "/h", ["t"], no regex, no assignor, 30000, then
+            // session 45000, 1 protocol: "range" with metadata "ab"
+            "0001 00 00 0000000163 000000022f68 00000001 0000000174 00 00 00007530 0000afc8 00000001 0000000572616e6765 000000026162",
         ),
         (
             Record::ConsumerTarget {
@@ -170,6 +196,23 @@ fn unordered_or_newer_values_fail_closed() {
         Err(DecodeError::UnsupportedVersion {
             record_type: 5,
             version: 1
+        })
+    ));
+}
+
+#[test]
+fn a_member_record_newer_than_version_1_fails_closed() {
+    let key = Record::ConsumerMember {
+        group_id: "g".into(),
+        member_id: "m".into(),
+        value: None,
+    }
+    .encode_key();
+    assert!(matches!(
+        Record::decode(&key, &[0, 2, 0, 0]),
+        Err(DecodeError::UnsupportedVersion {
+            record_type: 4,
+            version: 2
         })
     ));
 }

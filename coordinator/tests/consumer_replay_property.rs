@@ -1,7 +1,8 @@
 //! Property, over random traces of consumer-protocol clients (joins with names or patterns,
 //! static members, heartbeats, leaves, temporary leaves, crashes, commits, topics created,
 //! grown and deleted, time passing, a follower restored from a snapshot halfway, assignments
-//! inline or off the request path):
+//! inline or off the request path; and classic clients joining the consumer group, rejoining
+//! when told, committing and leaving, so that groups are upgraded and downgraded online):
 //! - `state(apply) == state(replay records) == state(replay compacted log)` after every step
 //!   (the harness checks it, with the snapshot and the codec);
 //! - no partition is held by two members in the state, and no partition is owned by two live
@@ -21,9 +22,17 @@ use harness::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngAlgorithm, TestRng, TestRunner};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How often the traces took a classic client into a consumer group, and saw a group change
+/// protocol: the run checks that migration was exercised, not only allowed.
+static CLASSIC_SYNCS: AtomicUsize = AtomicUsize::new(0);
+static CONVERSIONS: AtomicUsize = AtomicUsize::new(0);
 
 const TOPICS: [&str; 3] = ["t0", "t1", "t2"];
 const CLIENTS: usize = 5;
+/// Classic clients (JoinGroup/SyncGroup/Heartbeat, eager: they give up everything to rejoin).
+const CLASSIC_CLIENTS: usize = 2;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -57,6 +66,20 @@ enum Op {
     Advance {
         ms: i64,
     },
+    ClassicJoin {
+        client: usize,
+        topics: u8,
+    },
+    ClassicBeat {
+        client: usize,
+    },
+    ClassicLeave {
+        client: usize,
+    },
+    ClassicCommit {
+        client: usize,
+        stale: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -73,6 +96,10 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(topic, partitions, delete)| Op::Topic { topic, partitions, delete }),
         2 => prop_oneof![Just(1_000i64), Just(10_000), Just(31_000), Just(50_000)]
             .prop_map(|ms| Op::Advance { ms }),
+        2 => (0..CLASSIC_CLIENTS, 1u8..8).prop_map(|(client, topics)| Op::ClassicJoin { client, topics }),
+        4 => (0..CLASSIC_CLIENTS).prop_map(|client| Op::ClassicBeat { client }),
+        1 => (0..CLASSIC_CLIENTS).prop_map(|client| Op::ClassicLeave { client }),
+        1 => (0..CLASSIC_CLIENTS, any::<bool>()).prop_map(|(client, stale)| Op::ClassicCommit { client, stale }),
     ]
 }
 
@@ -86,9 +113,20 @@ struct Client {
     generation: u32,
 }
 
+/// A classic client in a consumer group: it owns what its last SyncGroup gave it.
+#[derive(Clone, Debug, Default)]
+struct ClassicClient {
+    member: String,
+    generation: i32,
+    topics: Vec<&'static str>,
+    owned: Assignment,
+    joined: bool,
+}
+
 struct World {
     h: Harness,
     clients: Vec<Client>,
+    classic: Vec<ClassicClient>,
     topic_ids: BTreeMap<usize, u128>,
     next_topic_id: u128,
 }
@@ -221,6 +259,77 @@ impl World {
                         .topics_changed(&[(name, id, now.max(*partitions))], &[]);
                 }
             }
+            Op::ClassicJoin { client, topics } => {
+                let i = *client;
+                if self.classic[i].joined {
+                    return self.classic_beat(i);
+                }
+                // Classic clients come into consumer groups only (a classic group's own
+                // rebalances are `join.rs`'s); a downgrade stops them (below).
+                let mixed = self
+                    .h
+                    .state
+                    .consumer_group(&GROUP.into())
+                    .is_some_and(|g| !g.members.is_empty());
+                if !mixed {
+                    return;
+                }
+                let c = &mut self.classic[i];
+                c.member = String::new();
+                c.topics = TOPICS
+                    .iter()
+                    .enumerate()
+                    .filter(|(t, _)| topics & (1 << t) != 0)
+                    .map(|(_, n)| *n)
+                    .collect();
+                c.joined = true;
+                self.classic_rejoin(i);
+            }
+            Op::ClassicBeat { client } => self.classic_beat(*client),
+            Op::ClassicLeave { client } => {
+                let c = self.classic[*client].clone();
+                if !c.joined {
+                    return;
+                }
+                if self.h.state.consumer_group(&GROUP.into()).is_some() {
+                    self.h.leave(&[(c.member.as_str(), None)]);
+                }
+                self.classic[*client] = ClassicClient::default();
+            }
+            Op::ClassicCommit { client, stale } => {
+                let c = self.classic[*client].clone();
+                if !c.joined || self.h.state.consumer_group(&GROUP.into()).is_none() {
+                    return;
+                }
+                let generation = if *stale {
+                    c.generation + 1
+                } else {
+                    c.generation
+                };
+                let error = self.h.commit_with(
+                    CommitReq::new(&c.member, generation)
+                        .version(8)
+                        .topic("t0")
+                        .offset(0, 7),
+                )[0]
+                .1;
+                let current = self.h.state.consumer_group(&GROUP.into()).and_then(|g| {
+                    let id = MemberId::from(c.member.as_str());
+                    g.members
+                        .contains_key(&id)
+                        .then(|| g.current_of(&id).member_epoch)
+                });
+                // The client's generation may be older than its member's epoch (the group
+                // was converted behind its back): what counts is the epoch the state holds.
+                if current != Some(generation) {
+                    assert!(
+                        error.is_some(),
+                        "a generation other than the member's committed"
+                    );
+                } else if self.h.state.topic("t0").is_some() {
+                    assert_eq!(error, None, "a classic member's commit with its generation");
+                }
+            }
             Op::Advance { ms } => {
                 self.h.advance(*ms);
                 // A client whose member the coordinator expired has stopped too.
@@ -233,6 +342,9 @@ impl World {
                         c.owned = Assignment::new();
                     }
                 }
+                for i in 0..CLASSIC_CLIENTS {
+                    self.classic_beat(i);
+                }
             }
         }
         self.check_clients();
@@ -240,12 +352,92 @@ impl World {
 
     fn check_clients(&self) {
         let mut seen: BTreeMap<(TopicId, PartitionIndex), &str> = BTreeMap::new();
-        for c in self.clients.iter().filter(|c| c.joined) {
-            for key in c.owned.iter() {
-                if let Some(other) = seen.insert(key, &c.member) {
-                    panic!("{key:?} owned by clients {other} and {} at once", c.member);
+        let consumer = self
+            .clients
+            .iter()
+            .filter(|c| c.joined)
+            .map(|c| (&c.member, &c.owned));
+        let classic = self
+            .classic
+            .iter()
+            .filter(|c| c.joined)
+            .map(|c| (&c.member, &c.owned));
+        for (member, owned) in consumer.chain(classic) {
+            for key in owned.iter() {
+                if let Some(other) = seen.insert(key, member) {
+                    panic!("{key:?} owned by clients {other} and {member} at once");
                 }
             }
+        }
+    }
+
+    /// A classic client's heartbeat; when told, it rejoins (giving up everything first, as
+    /// an eager client does) and syncs. A group that is no longer a consumer group (it was
+    /// downgraded) stops it: its classic rebalances are another test's.
+    fn classic_beat(&mut self, i: usize) {
+        let c = self.classic[i].clone();
+        if !c.joined {
+            return;
+        }
+        if self.h.state.consumer_group(&GROUP.into()).is_none() {
+            self.classic[i] = ClassicClient::default();
+            return;
+        }
+        match self.h.heartbeat(&c.member, c.generation) {
+            Ok(()) => {}
+            Err(ErrorKind::RebalanceInProgress | ErrorKind::IllegalGeneration) => {
+                self.classic_rejoin(i)
+            }
+            Err(_) => self.classic[i] = ClassicClient::default(),
+        }
+    }
+
+    fn classic_rejoin(&mut self, i: usize) {
+        self.classic[i].owned = Assignment::new();
+        let c = self.classic[i].clone();
+        let out = self.h.join(
+            JoinReq::new(&c.member)
+                .version(3)
+                .protocols(&[("range", subscription(&c.topics))]),
+        );
+        let Reply::Join(join) = out.reply else {
+            panic!(
+                "a classic member of a consumer group is answered at once: {:?}",
+                out.reply
+            )
+        };
+        if join.error.is_some() {
+            self.classic[i] = ClassicClient::default();
+            return;
+        }
+        let member = join.member_id.as_str().to_owned();
+        let generation = join.generation.0;
+        self.classic[i].member = member.clone();
+        self.classic[i].generation = generation;
+        let out = self.h.sync_full(
+            GROUP,
+            &member,
+            None,
+            generation,
+            Some("consumer"),
+            Some("range"),
+            &[],
+        );
+        let Reply::Sync(sync) = out.reply else {
+            panic!(
+                "a classic member's sync is answered at once: {:?}",
+                out.reply
+            )
+        };
+        if sync.error.is_none() {
+            CLASSIC_SYNCS.fetch_add(1, Ordering::Relaxed);
+            let named = subscription::decode_assignment(&sync.assignment).unwrap();
+            let state = &self.h.state;
+            self.classic[i].owned = Assignment::from_pairs(named.iter().flat_map(|(t, ps)| {
+                let id = state.topic(t).map(|(id, _)| id);
+                ps.iter()
+                    .filter_map(move |p| id.map(|id| (id, PartitionIndex(*p))))
+            }));
         }
     }
 
@@ -257,6 +449,10 @@ impl World {
                 self.beat(i);
                 self.check_clients();
             }
+            for i in 0..CLASSIC_CLIENTS {
+                self.classic_beat(i);
+                self.check_clients();
+            }
         }
         let Some(group) = self.h.state.consumer_group(&GROUP.into()) else {
             return;
@@ -265,7 +461,9 @@ impl World {
             assert_eq!(group::consumer::state(group), ConsumerGroupState::Empty);
             return;
         }
-        if group.members.len() != self.clients.iter().filter(|c| c.joined).count() {
+        let live = self.clients.iter().filter(|c| c.joined).count()
+            + self.classic.iter().filter(|c| c.joined).count();
+        if group.members.len() != live {
             // Members that left with −2 hold their partitions until their session expires.
             return;
         }
@@ -279,6 +477,12 @@ impl World {
             .iter()
             .filter(|c| c.joined)
             .map(|c| c.owned.len())
+            .chain(
+                self.classic
+                    .iter()
+                    .filter(|c| c.joined)
+                    .map(|c| c.owned.len()),
+            )
             .sum();
         let targets: usize = group.targets.values().map(Assignment::len).sum();
         assert_eq!(owned, targets, "clients own what the target gives");
@@ -319,6 +523,7 @@ fn consumer_traces_replay_equal_and_never_own_a_partition_twice() {
         let mut w = World {
             h: Harness::with_config(config),
             clients: vec![Client::default(); CLIENTS],
+            classic: vec![ClassicClient::default(); CLASSIC_CLIENTS],
             topic_ids: BTreeMap::new(),
             next_topic_id: 100,
         };
@@ -329,7 +534,27 @@ fn consumer_traces_replay_equal_and_never_own_a_partition_twice() {
             if i == fork_at {
                 w.h.add_follower_from_snapshot();
             }
+            let before = w.h.state.consumer_group(&GROUP.into()).is_some();
             w.run(op);
+            let after = w.h.state.consumer_group(&GROUP.into()).is_some();
+            // A group that is consumer before and classic after, or the reverse, with
+            // members on both sides: an online conversion.
+            if before != after
+                && w.h
+                    .state
+                    .group(&GROUP.into())
+                    .is_some_and(|g| !g.members.is_empty())
+            {
+                CONVERSIONS.fetch_add(1, Ordering::Relaxed);
+            }
+            if before != after
+                && w.h
+                    .state
+                    .consumer_group(&GROUP.into())
+                    .is_some_and(|g| g.classic_member_count() > 0)
+            {
+                CONVERSIONS.fetch_add(1, Ordering::Relaxed);
+            }
         }
         w.converge();
         w.h.check_replay();
@@ -338,4 +563,13 @@ fn consumer_traces_replay_equal_and_never_own_a_partition_twice() {
     if let Err(e) = result {
         panic!("seed {seed}: {e}");
     }
+    let (syncs, conversions) = (
+        CLASSIC_SYNCS.load(Ordering::Relaxed),
+        CONVERSIONS.load(Ordering::Relaxed),
+    );
+    println!("classic members synced {syncs} times; {conversions} online conversions");
+    assert!(
+        syncs > 0,
+        "seed {seed}: no classic member ever joined a consumer group"
+    );
 }

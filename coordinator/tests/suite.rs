@@ -17,6 +17,7 @@ mod group_config;
 mod hostile_input;
 mod join;
 mod lifecycle;
+mod migration;
 mod offsets;
 mod record_golden;
 mod replay_property;

@@ -105,6 +105,7 @@ async fn start_node(
         offset_metadata_max_bytes: 4096,
         groups_max: coordinator::config::GROUPS_MAX_DEFAULT,
         offsets_per_group_max: coordinator::config::OFFSETS_PER_GROUP_MAX_DEFAULT,
+        group_consumer_migration_policy: coordinator::MigrationPolicy::Bidirectional,
     };
     let (tx, held) = mpsc::unbounded_channel();
     let (commits_tx, commits) = mpsc::unbounded_channel();

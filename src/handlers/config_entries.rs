@@ -173,13 +173,15 @@ pub fn cluster_entries(broker: &Broker, only_dynamic: bool) -> Vec<Entry> {
                 Source::Static => SOURCE_STATIC_BROKER_CONFIG,
                 Source::Default => SOURCE_DEFAULT_CONFIG,
             };
-            let value = Some(e.value.to_string());
+            let value = Some(e.key.render(e.value));
             Entry {
                 name: e.key.name.to_owned(),
                 value: value.clone(),
                 source,
                 read_only: false,
-                kind: if e.key.name.ends_with("check.interval.ms") {
+                kind: if !e.key.names.is_empty() {
+                    ConfigType::String.code()
+                } else if e.key.name.ends_with("check.interval.ms") {
                     ConfigType::Long.code()
                 } else {
                     ConfigType::Int.code()
@@ -233,12 +235,23 @@ pub async fn alter_broker(
     for (key, value) in &cluster {
         let value = match value {
             None => None,
-            Some(v) => Some(v.trim().parse::<i64>().map_err(|_| {
-                (
-                    ErrorCode::InvalidConfig,
-                    format!("Invalid value {v} for configuration {key}: not an integer"),
-                )
-            })?),
+            Some(v) => {
+                let parsed = KEYS.iter().find(|k| k.name == key).and_then(|k| k.parse(v));
+                Some(parsed.ok_or_else(|| {
+                    let expected = KEYS
+                        .iter()
+                        .find(|k| k.name == key)
+                        .filter(|k| !k.names.is_empty())
+                        .map_or_else(
+                            || "not an integer".to_owned(),
+                            |k| format!("String must be one of: {}", k.names.join(", ")),
+                        );
+                    (
+                        ErrorCode::InvalidConfig,
+                        format!("Invalid value {v} for configuration {key}: {expected}"),
+                    )
+                })?)
+            }
         };
         parsed.push(ConfigChange {
             key: key.clone(),

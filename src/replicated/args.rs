@@ -83,6 +83,11 @@ pub struct GroupArgs {
     /// `offset.metadata.max.bytes`.
     #[arg(long, default_value_t = 4_096)]
     pub offset_metadata_max_bytes: usize,
+    /// `group.consumer.migration.policy`: whether a non-empty group switches between the
+    /// classic and the consumer protocol online (bidirectional, upgrade, downgrade, disabled;
+    /// case-insensitive, as Kafka's).
+    #[arg(long, default_value = "bidirectional", value_parser = parse_migration_policy)]
+    pub group_consumer_migration_policy: coordinator::MigrationPolicy,
     /// Most groups the replicated state holds (classic, consumer or offsets only); a request
     /// that would create one more gets POLICY_VIOLATION. Cohort's own: Kafka has no such count.
     #[arg(long, default_value_t = coordinator::config::GROUPS_MAX_DEFAULT)]
@@ -105,9 +110,19 @@ impl GroupArgs {
             offset_metadata_max_bytes: self.offset_metadata_max_bytes,
             groups_max: self.groups_max,
             offsets_per_group_max: self.offsets_per_group_max,
+            consumer_migration_policy: self.group_consumer_migration_policy,
             ..coordinator::Config::default()
         }
     }
+}
+
+fn parse_migration_policy(text: &str) -> Result<coordinator::MigrationPolicy, String> {
+    coordinator::MigrationPolicy::parse(text).ok_or_else(|| {
+        format!(
+            "must be one of {} (case-insensitive)",
+            coordinator::MigrationPolicy::NAMES.join(", ")
+        )
+    })
 }
 
 #[derive(Debug, thiserror::Error)]

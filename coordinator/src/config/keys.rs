@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::Config;
+use super::{Config, MigrationPolicy};
 
 /// Longest offset retention: a hundred years (Kafka has no bound; the coordinator adds it to
 /// commit timestamps, which must not overflow).
@@ -46,6 +46,10 @@ pub struct Key {
     pub max: i64,
     /// One line for DescribeConfigs' documentation.
     pub doc: &'static str,
+    /// For a key whose Kafka value is a name (`group.consumer.migration.policy`), the names
+    /// by value (`names[v]` is value `v`): DescribeConfigs shows the name, IncrementalAlterConfigs
+    /// takes it. Empty for an integer key.
+    pub names: &'static [&'static str],
     get: fn(&Config) -> i64,
     set: fn(&mut Config, i64),
 }
@@ -54,6 +58,27 @@ impl Key {
     /// The key's value in `config`.
     pub fn get(&self, config: &Config) -> i64 {
         (self.get)(config)
+    }
+
+    /// The value as Kafka spells it: the name of a named key, the integer otherwise.
+    pub fn render(&self, value: i64) -> String {
+        usize::try_from(value)
+            .ok()
+            .and_then(|i| self.names.get(i))
+            .map_or_else(|| value.to_string(), |name| (*name).to_owned())
+    }
+
+    /// Parses a value as an operator types it: a named key takes its names, case-insensitive
+    /// as Kafka's validator; an integer key takes an integer. `None` when it is neither.
+    pub fn parse(&self, text: &str) -> Option<i64> {
+        let text = text.trim();
+        if self.names.is_empty() {
+            return text.parse::<i64>().ok();
+        }
+        self.names
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(text))
+            .and_then(|i| i64::try_from(i).ok())
     }
 
     fn check(&self, value: i64) -> Result<(), ConfigError> {
@@ -90,6 +115,9 @@ fn from_usize(v: usize) -> i64 {
 
 const I32_MAX: i64 = i32::MAX as i64;
 
+/// An integer key's `names`.
+const NO_NAMES: &[&str] = &[];
+
 /// Every replicated setting, in the order DescribeConfigs lists them.
 pub const KEYS: &[Key] = &[
     Key {
@@ -97,6 +125,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The minimum allowed session timeout for registered consumers.",
+        names: NO_NAMES,
         get: |c| i64::from(c.session_timeout_min_ms),
         set: |c, v| c.session_timeout_min_ms = to_i32(v),
     },
@@ -105,6 +134,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The maximum allowed session timeout for registered consumers.",
+        names: NO_NAMES,
         get: |c| i64::from(c.session_timeout_max_ms),
         set: |c, v| c.session_timeout_max_ms = to_i32(v),
     },
@@ -113,6 +143,7 @@ pub const KEYS: &[Key] = &[
         min: 0,
         max: INITIAL_REBALANCE_DELAY_MS_MAX,
         doc: "How long the coordinator waits for more consumers to join a new group before the first rebalance.",
+        names: NO_NAMES,
         get: |c| i64::from(c.initial_rebalance_delay_ms),
         set: |c, v| c.initial_rebalance_delay_ms = to_i32(v),
     },
@@ -121,6 +152,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The maximum number of consumers that a single classic group can accommodate.",
+        names: NO_NAMES,
         get: |c| i64::from(c.group_max_size),
         set: |c, v| c.group_max_size = to_i32(v),
     },
@@ -129,6 +161,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: OFFSETS_RETENTION_MINUTES_MAX,
         doc: "For subscribed consumers, committed offsets are deleted this long after the group becomes empty; for standalone consumers, this long after the last commit.",
+        names: NO_NAMES,
         get: |c| c.offsets_retention_ms / 60_000,
         set: |c, v| c.offsets_retention_ms = v.saturating_mul(60_000),
     },
@@ -137,6 +170,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: PERIOD_MS_MAX,
         doc: "Frequency at which to check for stale offsets.",
+        names: NO_NAMES,
         get: |c| c.offsets_retention_check_interval_ms,
         set: |c, v| c.offsets_retention_check_interval_ms = v,
     },
@@ -145,6 +179,7 @@ pub const KEYS: &[Key] = &[
         min: 0,
         max: OFFSET_METADATA_MAX_BYTES_MAX,
         doc: "The maximum size for a metadata entry associated with an offset commit.",
+        names: NO_NAMES,
         get: |c| from_usize(c.offset_metadata_max_bytes),
         set: |c, v| c.offset_metadata_max_bytes = to_usize(v),
     },
@@ -153,6 +188,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The timeout to detect client failures when using the consumer group protocol.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_session_timeout_ms),
         set: |c, v| c.consumer_session_timeout_ms = to_i32(v),
     },
@@ -161,6 +197,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The minimum allowed session timeout for registered consumers.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_session_timeout_min_ms),
         set: |c, v| c.consumer_session_timeout_min_ms = to_i32(v),
     },
@@ -169,6 +206,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The maximum allowed session timeout for registered consumers.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_session_timeout_max_ms),
         set: |c, v| c.consumer_session_timeout_max_ms = to_i32(v),
     },
@@ -177,6 +215,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The heartbeat interval given to the members of a consumer group.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_heartbeat_interval_ms),
         set: |c, v| c.consumer_heartbeat_interval_ms = to_i32(v),
     },
@@ -185,6 +224,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The minimum heartbeat interval for registered consumers.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_heartbeat_interval_min_ms),
         set: |c, v| c.consumer_heartbeat_interval_min_ms = to_i32(v),
     },
@@ -193,6 +233,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The maximum heartbeat interval for registered consumers.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_heartbeat_interval_max_ms),
         set: |c, v| c.consumer_heartbeat_interval_max_ms = to_i32(v),
     },
@@ -201,14 +242,25 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The maximum number of consumers that a single consumer group can accommodate.",
+        names: NO_NAMES,
         get: |c| i64::from(c.consumer_group_max_size),
         set: |c, v| c.consumer_group_max_size = to_i32(v),
+    },
+    Key {
+        name: "group.consumer.migration.policy",
+        min: 0,
+        max: MigrationPolicy::NAMES.len() as i64 - 1,
+        doc: "Whether a non-empty classic group using the consumer embedded protocol is converted to a consumer group and back (bidirectional, upgrade, downgrade, disabled); empty groups convert whatever this says.",
+        names: MigrationPolicy::NAMES,
+        get: |c| c.consumer_migration_policy.index(),
+        set: |c, v| c.consumer_migration_policy = MigrationPolicy::from_index(v),
     },
     Key {
         name: "cohort.groups.max",
         min: 1,
         max: GROUPS_MAX_MAX,
         doc: "The most groups the replicated state holds; a request that would create one more gets POLICY_VIOLATION.",
+        names: NO_NAMES,
         get: |c| from_usize(c.groups_max),
         set: |c, v| c.groups_max = to_usize(v),
     },
@@ -217,6 +269,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: OFFSETS_PER_GROUP_MAX_MAX,
         doc: "The most committed offsets one group holds; a commit adding one more gets POLICY_VIOLATION.",
+        names: NO_NAMES,
         get: |c| from_usize(c.offsets_per_group_max),
         set: |c, v| c.offsets_per_group_max = to_usize(v),
     },
@@ -225,6 +278,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "The maximum allowed timeout for transactions; a producer asking for more gets INVALID_TRANSACTION_TIMEOUT.",
+        names: NO_NAMES,
         get: |c| i64::from(c.transaction_max_timeout_ms),
         set: |c, v| c.transaction_max_timeout_ms = to_i32(v),
     },
@@ -233,6 +287,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: I32_MAX,
         doc: "How long a transactional id is kept without a transaction status update.",
+        names: NO_NAMES,
         get: |c| i64::from(c.transactional_id_expiration_ms),
         set: |c, v| c.transactional_id_expiration_ms = to_i32(v),
     },
@@ -241,6 +296,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: TRANSACTIONS_MAX_MAX,
         doc: "The most transactional ids the replicated state holds; an InitProducerId that would add one more gets POLICY_VIOLATION.",
+        names: NO_NAMES,
         get: |c| from_usize(c.transactions_max),
         set: |c, v| c.transactions_max = to_usize(v),
     },
@@ -249,6 +305,7 @@ pub const KEYS: &[Key] = &[
         min: 1,
         max: TRANSACTION_PARTITIONS_MAX_MAX,
         doc: "The most partitions and groups one transaction holds; adding one more gets POLICY_VIOLATION.",
+        names: NO_NAMES,
         get: |c| from_usize(c.transaction_partitions_max),
         set: |c, v| c.transaction_partitions_max = to_usize(v),
     },

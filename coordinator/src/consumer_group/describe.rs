@@ -90,7 +90,7 @@ pub(crate) fn read(
                             subscribed_topic_regex: m.subscribed_topic_regex.clone(),
                             assignment: topics_of(&current.assigned, image),
                             target_assignment: topics_of(group.target_of(id), image),
-                            uses_classic_protocol: false,
+                            uses_classic_protocol: m.classic.is_some(),
                         }
                     })
                     .collect(),

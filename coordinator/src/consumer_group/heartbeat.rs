@@ -9,7 +9,7 @@
 //! |------------------------------|-------------------------------------------------------------------|
 //! | INVALID_REQUEST (42)         | empty member id on v1+ (or with epoch > 0 / −1); empty group, instance or rack id; epoch 0 without rebalance timeout, with owned partitions, or without a subscription; −2 without instance id; epoch < −2; Cohort's limits |
 //! | UNSUPPORTED_ASSIGNOR (112)   | a server assignor Cohort does not have                            |
-//! | GROUP_ID_NOT_FOUND (69)      | epoch ≠ 0 and no such group; a classic group with members (no online upgrade) |
+//! | GROUP_ID_NOT_FOUND (69)      | epoch ≠ 0 and no such group; a classic group with members that may not be upgraded (policy, protocol type, size, malformed embedded protocol: `upgrade.rs`) |
 //! | GROUP_MAX_SIZE_REACHED (81)  | a new member and `group.consumer.max.size` members already       |
 //! | POLICY_VIOLATION (44)        | a new group and `Config::groups_max` groups already (Cohort's count limit) |
 //! | UNKNOWN_MEMBER_ID (25)       | epoch ≠ 0 and no such member; an unknown instance id              |
@@ -21,7 +21,7 @@
 use super::plan::Plan;
 use super::reconcile::{Fenced, Step};
 use super::target::{maybe_assign, subscribed_ids};
-use super::{fence_member, finish, heartbeat_interval_ms, session_timeout_ms};
+use super::{fence_member, finish, heartbeat_interval_ms, session_timeout_ms, upgrade};
 use crate::command::{ConsumerGroupHeartbeat, OwnedTopicPartitions};
 use crate::config::Config;
 use crate::group::topic_regex::TopicRegex;
@@ -165,7 +165,7 @@ fn owned_assignment(owned: &[OwnedTopicPartitions]) -> Assignment {
 }
 
 /// `<uuid>` from the leader's nonce, as Kafka's `Uuid.randomUuid().toString()` looks.
-fn mint_member_id(nonce: u128) -> MemberId {
+pub(crate) fn mint_member_id(nonce: u128) -> MemberId {
     let hex = format!("{nonce:032x}");
     MemberId::new(format!(
         "{}-{}-{}-{}-{}",
@@ -316,32 +316,47 @@ fn join_or_heartbeat(
         )
     };
     let mut prefix = Vec::new();
+    let mut upgrade_effects = (Vec::new(), Vec::new());
+    let converted;
     let group = match groups.consumer_group(c.group_id.as_str()) {
         Some(g) => Some(g),
         None if !joining => return Err(not_found()),
         None => {
-            // An empty classic group (or a simple one, offsets only) is replaced; a classic
-            // group with members would need an online upgrade, which Cohort does not do.
+            // An empty classic group (or a simple one, offsets only) is replaced; one with
+            // members is upgraded online when the policy allows (Kafka's
+            // `getOrMaybeCreateConsumerGroup`).
             if let Some(classic) = groups.classic_group(&c.group_id) {
-                if !classic.members.is_empty() || !classic.pending_members.is_empty() {
-                    return Err((
-                        ErrorKind::GroupIdNotFound,
-                        format!("Group {} is not a consumer group.", c.group_id),
+                if !classic.members.is_empty() {
+                    upgrade::validate(config, &c.group_id, &classic)?;
+                    let done = upgrade::convert(&c.group_id, &classic, &groups.topic_image)?;
+                    prefix = done.records;
+                    let mut timers = done.timers;
+                    timers.extend(upgrade::session_timers(
+                        &c.group_id,
+                        &done.group,
+                        c.now_ms,
+                        &c.member_id,
                     ));
-                }
-                if groups.group(c.group_id.as_str()).is_some() {
+                    upgrade_effects = (done.member_replies, timers);
+                    converted = done.group;
+                    Some(&converted)
+                } else if groups.group(c.group_id.as_str()).is_some() {
                     prefix.push(Record::GroupMetadata {
                         group_id: c.group_id.clone(),
                         value: None,
                     });
+                    None
+                } else {
+                    None
                 }
             } else if groups.would_pass_groups_max(c.group_id.as_str(), config.groups_max) {
                 return Err((
                     ErrorKind::GroupsMaxReached,
                     groups_max_message(config.groups_max),
                 ));
+            } else {
+                None
             }
-            None
         }
     };
     let mut plan = Plan::new(&c.group_id, group);
@@ -372,7 +387,7 @@ fn join_or_heartbeat(
             format!("The consumer group has reached its maximum capacity of {max} members."),
         ));
     }
-    let mut timers = Vec::new();
+    let (upgrade_replies, mut timers) = upgrade_effects;
     let base_member: ConsumerMemberValue;
     let base_current: CurrentAssignment;
     let mut new_member = false;
@@ -569,11 +584,9 @@ fn join_or_heartbeat(
         assignment: (full_request || assignment_changed || next.assigned != base_current.assigned)
             .then(|| next.assigned.clone()),
     };
-    Ok(finish(
-        plan,
-        Reply::ConsumerGroupHeartbeat(response),
-        timers,
-    ))
+    let mut outcome = finish(plan, Reply::ConsumerGroupHeartbeat(response), timers);
+    outcome.member_replies = upgrade_replies;
+    Ok(outcome)
 }
 
 /// A member rejoining with epoch 0 has given up everything it owned.

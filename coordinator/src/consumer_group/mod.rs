@@ -15,11 +15,12 @@
 
 pub(crate) mod describe;
 pub(crate) mod heartbeat;
-mod plan;
-mod reconcile;
+pub(crate) mod plan;
+pub(crate) mod reconcile;
 pub(crate) mod target;
 pub(crate) mod timers;
 pub(crate) mod topics;
+pub(crate) mod upgrade;
 
 use crate::command::{ConsumerGroupHeartbeat, InstallTargetAssignment};
 use crate::config::Config;
@@ -28,7 +29,7 @@ use crate::index::GroupIndex;
 use crate::outcome::{AssignmentNeeded, Outcome};
 use crate::reply::{ConsumerHeartbeatResponse, Reply};
 use crate::timer::TimerOp;
-use plan::Plan;
+pub(crate) use plan::Plan;
 pub use target::AssignmentJob;
 
 /// The session timeout the broker gives consumer-protocol members: the group's

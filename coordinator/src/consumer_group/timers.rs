@@ -64,7 +64,11 @@ pub(crate) fn arm_all(
                 group_id: group_id.clone(),
                 member_id: MemberId::clone(member_id),
             },
-            at_ms: now.plus_ms(i64::from(session_timeout_ms(config, overrides))),
+            // A classic member of the group keeps the session it joined with.
+            at_ms: now.plus_ms(i64::from(member.classic.as_ref().map_or_else(
+                || session_timeout_ms(config, overrides),
+                |c| c.session_timeout_ms,
+            ))),
         });
         let current = group.current_of(member_id);
         if current.state == MemberState::UnrevokedPartitions {

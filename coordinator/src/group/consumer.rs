@@ -54,14 +54,29 @@ pub fn validate_offset_commit(
     if !group.members.contains_key(member_id) {
         return Err(ErrorKind::UnknownMemberId);
     }
-    // TxnOffsetCommit carries the member epoch from v3 whatever the protocol.
-    if !transactional && api_version.0 < OFFSET_COMMIT_MEMBER_EPOCH_MIN_VERSION {
+    let classic = group.uses_classic(member_id);
+    // TxnOffsetCommit carries the member epoch from v3 whatever the protocol; a classic
+    // member of the group commits with its generation at any version.
+    if !transactional && !classic && api_version.0 < OFFSET_COMMIT_MEMBER_EPOCH_MIN_VERSION {
         return Err(ErrorKind::UnsupportedVersion);
     }
-    if member_epoch != group.current_of(member_id).member_epoch {
-        return Err(ErrorKind::StaleMemberEpoch);
+    validate_member_epoch(group, member_id, member_epoch)
+}
+
+/// Kafka's `validateMemberEpoch`: a classic member's wrong generation is ILLEGAL_GENERATION,
+/// a consumer-protocol member's wrong epoch STALE_MEMBER_EPOCH.
+fn validate_member_epoch(
+    group: &ConsumerGroup,
+    member_id: &MemberId,
+    member_epoch: i32,
+) -> Result<(), ErrorKind> {
+    if member_epoch == group.current_of(member_id).member_epoch {
+        Ok(())
+    } else if group.uses_classic(member_id) {
+        Err(ErrorKind::IllegalGeneration)
+    } else {
+        Err(ErrorKind::StaleMemberEpoch)
     }
-    Ok(())
 }
 
 /// Kafka's `ConsumerGroup.validateOffsetFetch`: no member id and a negative epoch (admin
@@ -81,10 +96,7 @@ pub fn validate_offset_fetch(
     if !group.members.contains_key(member_id) {
         return Err(ErrorKind::UnknownMemberId);
     }
-    if member_epoch != group.current_of(member_id).member_epoch {
-        return Err(ErrorKind::StaleMemberEpoch);
-    }
-    Ok(())
+    validate_member_epoch(group, member_id, member_epoch)
 }
 
 /// Whether any member subscribes to `topic`, by name or by regular expression (Kafka's

@@ -397,7 +397,7 @@ pub(crate) type CanonicalGroup<'a> = (
 );
 
 /// The live records of a consumer-protocol group, in the order decide writes a new group's.
-fn consumer_records(group_id: &GroupId, g: &ConsumerGroup) -> Vec<Record> {
+pub(crate) fn consumer_records(group_id: &GroupId, g: &ConsumerGroup) -> Vec<Record> {
     let mut out = Vec::with_capacity(1 + 3 * g.members.len());
     if g.has_epochs {
         out.push(Record::ConsumerGroup {

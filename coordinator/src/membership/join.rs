@@ -23,19 +23,29 @@ const SKIP_ASSIGNMENT_MIN_VERSION: i16 = 9;
 /// Minted member ids keep at most this much of the client id.
 const MEMBER_ID_PREFIX_MAX_BYTES: usize = 255;
 
-pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &JoinGroup) -> Outcome {
-    let fail = |error| Outcome::reply(Reply::Join(JoinResponse::error(error, c.member_id.clone())));
-
+/// The checks Kafka's `classicGroupJoin` makes before it looks at the group's type (so a
+/// classic member joining a consumer group passes them too): group id, session timeout
+/// bounds, and Cohort's limits.
+pub(crate) fn validate_request(config: &Config, c: &JoinGroup) -> Result<(), ErrorKind> {
     if invalid_member_api_group_id(config, &c.group_id) {
-        return fail(ErrorKind::InvalidGroupId);
+        return Err(ErrorKind::InvalidGroupId);
     }
     if c.session_timeout_ms < config.session_timeout_min_ms
         || c.session_timeout_ms > config.session_timeout_max_ms
     {
-        return fail(ErrorKind::InvalidSessionTimeout);
+        return Err(ErrorKind::InvalidSessionTimeout);
     }
     if over_limits(config, c) {
-        return fail(ErrorKind::InvalidRequest);
+        return Err(ErrorKind::InvalidRequest);
+    }
+    Ok(())
+}
+
+pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &JoinGroup) -> Outcome {
+    let fail = |error| Outcome::reply(Reply::Join(JoinResponse::error(error, c.member_id.clone())));
+
+    if let Err(error) = validate_request(config, c) {
+        return fail(error);
     }
 
     let is_unknown_member = c.member_id.is_empty();

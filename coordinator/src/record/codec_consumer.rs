@@ -7,9 +7,14 @@
 //! |----------|---------------------|------------------------------------------------------------|
 //! | 3        | group               | group epoch i32, assignment epoch i32                      |
 //! | 4        | group, member       | instance?, rack?, client id, client host, [topic name], regex?, assignor?, rebalance timeout i32 |
+//! | 4 (v1)   | group, member       | version 0's fields, then a classic member's session timeout i32 and [protocol name, metadata bytes] |
 //! | 5        | group, member       | assignment                                                 |
 //! | 6        | group, member       | member epoch i32, previous epoch i32, state u8, assigned, pending revocation |
 //! | 7        | topic name          | topic id u128, partitions i32                              |
+//!
+//! A member record is written at version 0 unless the member uses the classic protocol inside
+//! a consumer group (online migration), which version 1 adds; a version-0 reader refuses a
+//! version-1 value by name (fail closed), never half-reads it.
 //!
 //! An assignment is a u32 topic count, then per topic (ids strictly increasing) the 16-byte id,
 //! a u32 partition count and the partitions (strictly increasing, at least one).
@@ -17,10 +22,12 @@
 use super::assignment::Assignment;
 use super::codec::{DecodeError, Reader, Writer};
 use super::consumer_group::{
-    ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, MemberState, TopicValue,
+    ClassicMemberMetadata, ConsumerGroupValue, ConsumerMemberValue, CurrentAssignment, MemberState,
+    TopicValue,
 };
 use super::{Record, RecordKey};
 use crate::ids::{GroupId, GroupInstanceId, MemberId, PartitionIndex, TopicId, TopicName};
+use bytes::Bytes;
 use std::collections::BTreeMap;
 
 pub(super) const KEY_CONSUMER_GROUP: u16 = 3;
@@ -29,6 +36,8 @@ pub(super) const KEY_CONSUMER_TARGET: u16 = 5;
 pub(super) const KEY_CONSUMER_CURRENT: u16 = 6;
 pub(super) const KEY_TOPIC: u16 = 7;
 const VERSION: u16 = 0;
+/// The member record of a classic member of a consumer group.
+const MEMBER_CLASSIC_VERSION: u16 = 1;
 
 pub(super) fn encode_key(w: &mut Writer, key: &RecordKey) {
     let (tag, group, member) = match key {
@@ -157,7 +166,11 @@ pub(super) fn encode_value(w: &mut Writer, record: &Record) {
             w.i32(v.assignment_epoch);
         }
         Record::ConsumerMember { value: Some(v), .. } => {
-            w.u16(VERSION);
+            w.u16(if v.classic.is_some() {
+                MEMBER_CLASSIC_VERSION
+            } else {
+                VERSION
+            });
             w.opt_str(v.instance_id.as_ref().map(GroupInstanceId::as_str));
             w.opt_str(v.rack_id.as_deref());
             w.str(&v.client_id);
@@ -169,6 +182,14 @@ pub(super) fn encode_value(w: &mut Writer, record: &Record) {
             w.opt_str(v.subscribed_topic_regex.as_deref());
             w.opt_str(v.server_assignor.as_deref());
             w.i32(v.rebalance_timeout_ms);
+            if let Some(classic) = &v.classic {
+                w.i32(classic.session_timeout_ms);
+                w.len(classic.protocols.len());
+                for (name, metadata) in &classic.protocols {
+                    w.str(name);
+                    w.bytes(metadata);
+                }
+            }
         }
         Record::ConsumerTarget { value: Some(a), .. } => {
             w.u16(VERSION);
@@ -218,7 +239,13 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
             value: if tombstone {
                 None
             } else {
-                r.version(VERSION, KEY_CONSUMER_MEMBER)?;
+                let version = r.u16("version")?;
+                if version != VERSION && version != MEMBER_CLASSIC_VERSION {
+                    return Err(DecodeError::UnsupportedVersion {
+                        record_type: KEY_CONSUMER_MEMBER,
+                        version,
+                    });
+                }
                 let instance_id = r.opt_string("instance id")?.map(GroupInstanceId::new);
                 let rack_id = r.opt_string("rack id")?;
                 let client_id = r.string("client id")?;
@@ -237,15 +264,35 @@ pub(super) fn decode_value(key: RecordKey, value: &[u8]) -> Result<Record, Decod
                     }
                     subscribed_topic_names.push(name);
                 }
+                let subscribed_topic_regex = r.opt_string("regex")?;
+                let server_assignor = r.opt_string("server assignor")?;
+                let rebalance_timeout_ms = r.i32("rebalance timeout")?;
+                let classic = if version == MEMBER_CLASSIC_VERSION {
+                    let session_timeout_ms = r.i32("session timeout")?;
+                    let n = r.count(8, "classic protocols")?;
+                    let mut protocols = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        let name = r.string("protocol name")?;
+                        let metadata = Bytes::copy_from_slice(r.bytes("protocol metadata")?);
+                        protocols.push((name, metadata));
+                    }
+                    Some(ClassicMemberMetadata {
+                        session_timeout_ms,
+                        protocols,
+                    })
+                } else {
+                    None
+                };
                 Some(Box::new(ConsumerMemberValue {
                     instance_id,
                     rack_id,
                     client_id,
                     client_host,
                     subscribed_topic_names,
-                    subscribed_topic_regex: r.opt_string("regex")?,
-                    server_assignor: r.opt_string("server assignor")?,
-                    rebalance_timeout_ms: r.i32("rebalance timeout")?,
+                    subscribed_topic_regex,
+                    server_assignor,
+                    rebalance_timeout_ms,
+                    classic,
                 }))
             },
         },

@@ -18,6 +18,7 @@
 
 use crate::ids::{GroupInstanceId, MemberId, PartitionIndex, TopicId, TopicName};
 use crate::record::assignment::Assignment;
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -42,6 +43,18 @@ pub struct ConsumerMemberValue {
     pub subscribed_topic_regex: Option<String>,
     pub server_assignor: Option<String>,
     pub rebalance_timeout_ms: i32,
+    /// Set for a member that speaks the classic protocol (JoinGroup/SyncGroup/Heartbeat)
+    /// inside a consumer group during an online migration (Kafka's `ClassicMemberMetadata`).
+    pub classic: Option<ClassicMemberMetadata>,
+}
+
+/// What a classic member of a consumer group sent in its JoinGroup: what its session is and
+/// what it would need if the group became classic again.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassicMemberMetadata {
+    pub session_timeout_ms: i32,
+    /// (name, ConsumerProtocol subscription) in the member's order of preference.
+    pub protocols: Vec<(String, Bytes)>,
 }
 
 /// Where a member is in its reconciliation (Kafka's `MemberState`).
@@ -175,6 +188,21 @@ impl ConsumerGroup {
     /// The member holding `partition` (assigned, or still revoking it), if any.
     pub fn owner_of(&self, topic: TopicId, partition: PartitionIndex) -> Option<&MemberId> {
         self.owners.get(&(topic, partition))
+    }
+
+    /// Whether member `member_id` speaks the classic protocol.
+    pub fn uses_classic(&self, member_id: &MemberId) -> bool {
+        self.members
+            .get(member_id)
+            .is_some_and(|m| m.classic.is_some())
+    }
+
+    /// How many members speak the classic protocol.
+    pub fn classic_member_count(&self) -> usize {
+        self.members
+            .values()
+            .filter(|m| m.classic.is_some())
+            .count()
     }
 
     /// The member with instance id `instance_id`.

@@ -1,0 +1,481 @@
+//! Classic members of a consumer group (Kafka's `classicGroupJoinToConsumerGroup`,
+//! `classicGroupSyncToConsumerGroup`, `classicGroupHeartbeatToConsumerGroup`,
+//! `classicGroupLeaveToConsumerGroup`): a member that speaks JoinGroup/SyncGroup/Heartbeat
+//! is a member of the consumer group like any other, reconciled towards the server-side
+//! target; the classic calls are only its way of asking.
+//!
+//! ```text
+//!   JoinGroup ─▶ subscription decoded ─▶ member record (+ classic protocols, session)
+//!              ─▶ group epoch + 1 if the subscription changed ─▶ target ─▶ reconcile with the
+//!                 owned partitions the subscription reports ─▶ answered at once:
+//!                 generation = member epoch, no leader, no member list (nothing to assign)
+//!   SyncGroup ─▶ the member's assigned partitions, ConsumerProtocol-encoded (no record)
+//!   Heartbeat ─▶ REBALANCE_IN_PROGRESS while the member must rejoin to move on (read only)
+//!   LeaveGroup ─▶ members removed, group epoch + 1, target recomputed
+//! ```
+//!
+//! | error                          | when                                                    |
+//! |--------------------------------|---------------------------------------------------------|
+//! | INCONSISTENT_GROUP_PROTOCOL    | the policy is `disabled` (KAFKA-20640); protocol type not `consumer` or no protocol every classic member supports; a malformed subscription; SyncGroup's type/name differ |
+//! | MEMBER_ID_REQUIRED             | a dynamic member without id on JoinGroup v4+            |
+//! | GROUP_MAX_SIZE_REACHED         | a new member and `group.consumer.max.size` members       |
+//! | UNKNOWN_MEMBER_ID              | no such member; a consumer-protocol member's id; an unknown instance id |
+//! | FENCED_INSTANCE_ID             | the instance id belongs to another member id            |
+//! | ILLEGAL_GENERATION             | SyncGroup/Heartbeat generation ≠ the member's epoch      |
+//! | REBALANCE_IN_PROGRESS          | SyncGroup/Heartbeat while the member must rejoin         |
+
+use crate::command::{Heartbeat, JoinGroup, LeaveGroup, SyncGroup};
+use crate::config::{Config, MigrationPolicy};
+use crate::consumer_group::heartbeat::{
+    cancel_member_timers, cancel_rebalance_timer, mint_member_id,
+};
+use crate::consumer_group::reconcile::Step;
+use crate::consumer_group::target::{maybe_assign, subscribed_ids};
+use crate::consumer_group::upgrade::by_id;
+use crate::consumer_group::{finish, Plan};
+use crate::group::CONSUMER_PROTOCOL_TYPE;
+use crate::ids::{GroupInstanceId, MemberId, TopicName};
+use crate::index::topics::TopicImage;
+use crate::index::GroupIndex;
+use crate::outcome::{Outcome, ReadOutcome};
+use crate::record::assignment::Assignment;
+use crate::record::consumer_group::{
+    ClassicMemberMetadata, ConsumerGroup, ConsumerMemberValue, CurrentAssignment, MemberState,
+};
+use crate::reply::{
+    ErrorKind, JoinResponse, LeaveMemberResult, LeaveResponse, Reply, SyncResponse,
+};
+use crate::subscription;
+use crate::timer::{TimerKey, TimerOp};
+use bytes::Bytes;
+use std::collections::BTreeMap;
+
+/// JoinGroup v4+ makes a new dynamic member come back with a minted id (KIP-394).
+const MEMBER_ID_REQUIRED_MIN_VERSION: i16 = 4;
+
+/// Kafka's `supportsClassicProtocols` for a non-empty group: the type is `consumer` and one of
+/// the protocols is supported by every classic member (any, when there is none).
+fn supports(group: &ConsumerGroup, protocol_type: &str, protocols: &[(String, Bytes)]) -> bool {
+    if protocol_type != CONSUMER_PROTOCOL_TYPE || protocols.is_empty() {
+        return false;
+    }
+    let classic: Vec<&ClassicMemberMetadata> = group
+        .members
+        .values()
+        .filter_map(|m| m.classic.as_ref())
+        .collect();
+    protocols.iter().any(|(name, _)| {
+        classic
+            .iter()
+            .all(|c| c.protocols.iter().any(|(n, _)| n == name))
+    })
+}
+
+/// Kafka's `validateConsumerGroupMember`: by instance id when there is one.
+fn validate_member(
+    group: &ConsumerGroup,
+    member_id: &MemberId,
+    instance_id: Option<&GroupInstanceId>,
+) -> Result<MemberId, ErrorKind> {
+    let id = match instance_id {
+        None => member_id.clone(),
+        Some(instance) => {
+            let existing = group
+                .static_member(instance)
+                .ok_or(ErrorKind::UnknownMemberId)?;
+            if existing != member_id {
+                return Err(ErrorKind::FencedInstanceId);
+            }
+            existing.clone()
+        }
+    };
+    if !group.members.contains_key(&id) {
+        return Err(ErrorKind::UnknownMemberId);
+    }
+    // Kafka's `throwIfMemberDoesNotUseClassicProtocol`.
+    if !group.uses_classic(&id) {
+        return Err(ErrorKind::UnknownMemberId);
+    }
+    Ok(id)
+}
+
+/// The assignment as the member's ConsumerProtocol version encodes it (topic names from the
+/// topic image; a topic deleted meanwhile is left out).
+fn encode_assignment(
+    member: &ConsumerMemberValue,
+    assigned: &Assignment,
+    image: &TopicImage,
+) -> Bytes {
+    let version = member
+        .classic
+        .as_ref()
+        .and_then(|c| c.protocols.first())
+        .and_then(|(_, md)| subscription::version_of(md))
+        .unwrap_or(0);
+    let named: Vec<(String, Vec<i32>)> = assigned
+        .topics()
+        .filter_map(|(id, partitions)| {
+            let name = image.name_of(id)?;
+            Some((
+                name.as_str().to_owned(),
+                partitions.iter().map(|p| p.0).collect(),
+            ))
+        })
+        .collect();
+    let refs: Vec<(&str, &[i32])> = named
+        .iter()
+        .map(|(n, p)| (n.as_str(), p.as_slice()))
+        .collect();
+    Bytes::from(subscription::encode_assignment(version, &refs))
+}
+
+fn join_error(error: ErrorKind, member_id: MemberId) -> Outcome {
+    Outcome::reply(Reply::Join(JoinResponse::error(error, member_id)))
+}
+
+/// JoinGroup from a classic member to a consumer group with members.
+pub(crate) fn join(
+    config: &Config,
+    groups: &GroupIndex,
+    group: &ConsumerGroup,
+    c: &JoinGroup,
+) -> Outcome {
+    // KAFKA-20640: with neither upgrade nor downgrade allowed, a group never becomes mixed.
+    if config.consumer_migration_policy == MigrationPolicy::Disabled {
+        return join_error(ErrorKind::InconsistentGroupProtocol, c.member_id.clone());
+    }
+    let unknown = c.member_id.is_empty();
+    let member_id = if unknown {
+        mint_member_id(c.nonce)
+    } else {
+        c.member_id.clone()
+    };
+    let protocols: Vec<(String, Bytes)> = c
+        .protocols
+        .iter()
+        .map(|p| (p.name.clone(), p.metadata.clone()))
+        .collect();
+    let max = config.max_consumer_members();
+    if !group.members.contains_key(&member_id) && group.members.len() >= max {
+        return join_error(ErrorKind::GroupMaxSizeReached, c.member_id.clone());
+    }
+    if !supports(group, &c.protocol_type, &protocols) {
+        return join_error(ErrorKind::InconsistentGroupProtocol, c.member_id.clone());
+    }
+    if unknown && c.group_instance_id.is_none() && c.api_version.0 >= MEMBER_ID_REQUIRED_MIN_VERSION
+    {
+        return join_error(ErrorKind::MemberIdRequired, member_id);
+    }
+    // Every protocol carries the same subscription: Kafka reads the first.
+    let Some(sub) = protocols
+        .first()
+        .and_then(|(_, md)| subscription::decode(md).ok())
+    else {
+        return join_error(ErrorKind::InconsistentGroupProtocol, c.member_id.clone());
+    };
+
+    let mut plan = Plan::new(&c.group_id, Some(group));
+    let mut timers = Vec::new();
+    let mut replaced: Option<MemberId> = None;
+    let (base_member, base_current) = match &c.group_instance_id {
+        None => match plan.member(&member_id) {
+            // A consumer-protocol member's id is not a classic member's.
+            Some(m) if m.classic.is_none() => {
+                return join_error(ErrorKind::UnknownMemberId, c.member_id.clone())
+            }
+            Some(m) => (Some(m.clone()), plan.current(&member_id)),
+            // Kafka creates a dynamic member under any id it is given.
+            None => (None, CurrentAssignment::default()),
+        },
+        Some(instance) => match group.static_member(instance).cloned() {
+            None if unknown => (None, CurrentAssignment::default()),
+            None => return join_error(ErrorKind::UnknownMemberId, c.member_id.clone()),
+            Some(old) if unknown => {
+                // A restarted static member takes its previous incarnation's place and
+                // partitions; it owns what its subscription says.
+                let old_member = plan.member(&old).cloned();
+                let old_current = plan.current(&old);
+                let target = plan.target(&old).clone();
+                cancel_member_timers(&c.group_id, &old, &old_current, &mut timers);
+                plan.remove_member(&old);
+                plan.set_target(&member_id, Some(target));
+                replaced = Some(old);
+                (
+                    old_member,
+                    CurrentAssignment {
+                        member_epoch: 0,
+                        previous_member_epoch: 0,
+                        state: MemberState::Stable,
+                        assigned: old_current.assigned,
+                        pending_revocation: Assignment::new(),
+                    },
+                )
+            }
+            Some(old) if old != member_id => {
+                return join_error(ErrorKind::FencedInstanceId, c.member_id.clone())
+            }
+            Some(old) => (plan.member(&old).cloned(), plan.current(&old)),
+        },
+    };
+    let new_member = base_member.is_none();
+    let base_member = base_member.unwrap_or_default();
+
+    let mut updated = base_member.clone();
+    if let Some(i) = &c.group_instance_id {
+        updated.instance_id = Some(i.clone());
+    }
+    if let Some(rack) = &sub.rack {
+        updated.rack_id = Some(rack.clone());
+    }
+    if c.rebalance_timeout_ms != -1 {
+        updated.rebalance_timeout_ms = c.rebalance_timeout_ms;
+    }
+    let mut topics: Vec<TopicName> = sub.topics.iter().cloned().map(TopicName::new).collect();
+    topics.sort();
+    topics.dedup();
+    updated.subscribed_topic_names = topics;
+    updated.client_id = c.client_id.clone();
+    updated.client_host = c.client_host.clone();
+    updated.classic = Some(ClassicMemberMetadata {
+        session_timeout_ms: c.session_timeout_ms,
+        protocols,
+    });
+    let subscription_changed = new_member
+        || updated.subscribed_topic_names != base_member.subscribed_topic_names
+        || updated.subscribed_topic_regex != base_member.subscribed_topic_regex;
+    if new_member || replaced.is_some() || Some(&updated) != plan.member(&member_id) {
+        plan.set_member(&member_id, Some(updated.clone()));
+    }
+    if subscription_changed {
+        plan.bump_group_epoch();
+    }
+    maybe_assign(&mut plan, &groups.topic_image, config);
+
+    let image = &groups.topic_image;
+    let subscribed = subscribed_ids(&updated, image, &mut BTreeMap::new());
+    let owned = by_id(image, &sub.owned);
+    let target = plan.target(&member_id).clone();
+    let step = Step {
+        current: &base_current,
+        target_epoch: plan.epochs.assignment_epoch,
+        target: &target,
+        subscribed: &subscribed,
+        owned: Some(&owned),
+    };
+    let base = plan.base;
+    let is_free = |t, p| match base.owner_of(t, p) {
+        None => true,
+        Some(owner) => {
+            *owner == member_id || replaced.as_ref() == Some(owner) || plan.removed(owner)
+        }
+    };
+    // A member in a state of a newer version (`Fenced`) starts over, as a fenced one would.
+    let next = step.run(is_free).unwrap_or_default();
+    let before = plan.current(&member_id);
+    if next.state == MemberState::UnrevokedPartitions
+        && (before.state != MemberState::UnrevokedPartitions
+            || before.member_epoch != next.member_epoch)
+    {
+        cancel_rebalance_timer(&c.group_id, &member_id, &before, &mut timers);
+        timers.push(TimerOp::Set {
+            key: TimerKey::ConsumerRebalance {
+                group_id: c.group_id.clone(),
+                member_id: member_id.clone(),
+                member_epoch: next.member_epoch,
+            },
+            at_ms: c
+                .now_ms
+                .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
+        });
+    } else if next.state != MemberState::UnrevokedPartitions {
+        cancel_rebalance_timer(&c.group_id, &member_id, &before, &mut timers);
+    }
+    if plan.base.current.get(&member_id) != Some(&next) {
+        plan.set_current(&member_id, Some(next.clone()));
+    }
+    timers.push(TimerOp::Set {
+        key: TimerKey::MemberHeartbeat {
+            group_id: c.group_id.clone(),
+            member_id: member_id.clone(),
+        },
+        at_ms: c.now_ms.plus_ms(i64::from(c.session_timeout_ms.max(0))),
+    });
+    let response = JoinResponse {
+        error: None,
+        generation: crate::ids::Generation(next.member_epoch),
+        protocol_type: Some(CONSUMER_PROTOCOL_TYPE.to_owned()),
+        protocol_name: c.protocols.first().map(|p| p.name.clone()),
+        // Nothing to assign: the coordinator is the assignor.
+        leader: MemberId::default(),
+        member_id,
+        members: Vec::new(),
+        skip_assignment: false,
+    };
+    finish(plan, Reply::Join(response), timers)
+}
+
+/// SyncGroup from a classic member of a consumer group: its assigned partitions.
+pub(crate) fn sync(groups: &GroupIndex, group: &ConsumerGroup, c: &SyncGroup) -> Outcome {
+    let fail = |e| Outcome::reply(Reply::Sync(SyncResponse::error(e)));
+    let member_id = match validate_member(group, &c.member_id, c.group_instance_id.as_ref()) {
+        Ok(id) => id,
+        Err(e) => return fail(e),
+    };
+    let current = group.current_of(&member_id);
+    if c.generation.0 != current.member_epoch {
+        return fail(ErrorKind::IllegalGeneration);
+    }
+    let Some(member) = group.members.get(&member_id) else {
+        return fail(ErrorKind::UnknownMemberId);
+    };
+    let protocol_name = member
+        .classic
+        .as_ref()
+        .and_then(|m| m.protocols.first())
+        .map(|(n, _)| n.as_str());
+    let type_differs = c
+        .protocol_type
+        .as_deref()
+        .is_some_and(|t| t != CONSUMER_PROTOCOL_TYPE);
+    let name_differs = c
+        .protocol_name
+        .as_deref()
+        .is_some_and(|n| Some(n) != protocol_name);
+    if type_differs || name_differs {
+        return fail(ErrorKind::InconsistentGroupProtocol);
+    }
+    // Kafka's `throwIfRebalanceInProgress`: a member still revoking finishes that first.
+    if group.group_epoch() > current.member_epoch
+        && current.state != MemberState::UnrevokedPartitions
+    {
+        return fail(ErrorKind::RebalanceInProgress);
+    }
+    let session_ms = member.classic.as_ref().map_or(0, |m| m.session_timeout_ms);
+    let mut outcome = Outcome::reply(Reply::Sync(SyncResponse {
+        error: None,
+        protocol_type: c.protocol_type.clone(),
+        protocol_name: c.protocol_name.clone(),
+        assignment: encode_assignment(member, &current.assigned, &groups.topic_image),
+    }));
+    outcome.timers.push(TimerOp::Set {
+        key: TimerKey::MemberHeartbeat {
+            group_id: c.group_id.clone(),
+            member_id,
+        },
+        at_ms: c.now_ms.plus_ms(i64::from(session_ms.max(0))),
+    });
+    outcome
+}
+
+/// Kafka's `waitingOnUnreleasedPartition`: a partition of the member's target is still held
+/// by another member.
+fn waiting_on_unreleased(group: &ConsumerGroup, member_id: &MemberId) -> bool {
+    let current = group.current_of(member_id);
+    current.state == MemberState::UnreleasedPartitions
+        && group
+            .target_of(member_id)
+            .iter()
+            .filter(|(t, p)| !current.assigned.contains(*t, *p))
+            .any(|(t, p)| group.owner_of(t, p).is_some_and(|o| o != member_id))
+}
+
+/// Heartbeat from a classic member of a consumer group (read only): its session is re-armed;
+/// REBALANCE_IN_PROGRESS when it must rejoin (the group moved on, it has partitions to
+/// revoke, or what it waited for is free).
+pub(crate) fn heartbeat(group: &ConsumerGroup, c: &Heartbeat) -> ReadOutcome {
+    let answer = |result| ReadOutcome {
+        reply: Reply::Heartbeat(result),
+        timers: Vec::new(),
+    };
+    let member_id = match validate_member(group, &c.member_id, c.group_instance_id.as_ref()) {
+        Ok(id) => id,
+        Err(e) => return answer(Err(e)),
+    };
+    let current = group.current_of(&member_id);
+    if c.generation.0 != current.member_epoch {
+        return answer(Err(ErrorKind::IllegalGeneration));
+    }
+    let session_ms = group
+        .members
+        .get(&member_id)
+        .and_then(|m| m.classic.as_ref())
+        .map_or(0, |m| m.session_timeout_ms);
+    let rejoin = current.member_epoch < group.group_epoch()
+        || current.state == MemberState::UnrevokedPartitions
+        || (current.state == MemberState::UnreleasedPartitions
+            && !waiting_on_unreleased(group, &member_id));
+    ReadOutcome {
+        reply: Reply::Heartbeat(if rejoin {
+            Err(ErrorKind::RebalanceInProgress)
+        } else {
+            Ok(())
+        }),
+        timers: vec![TimerOp::Set {
+            key: TimerKey::MemberHeartbeat {
+                group_id: c.group_id.clone(),
+                member_id,
+            },
+            at_ms: c.now_ms.plus_ms(i64::from(session_ms.max(0))),
+        }],
+    }
+}
+
+/// LeaveGroup to a consumer group: classic members leave; the group epoch moves on once.
+pub(crate) fn leave(
+    config: &Config,
+    groups: &GroupIndex,
+    group: &ConsumerGroup,
+    c: &LeaveGroup,
+) -> Outcome {
+    let mut plan = Plan::new(&c.group_id, Some(group));
+    let mut timers = Vec::new();
+    let mut results = Vec::with_capacity(c.members.len());
+    let mut any_left = false;
+    for leaving in &c.members {
+        let found = match &leaving.group_instance_id {
+            None => {
+                if group.uses_classic(&leaving.member_id) {
+                    Ok(leaving.member_id.clone())
+                } else {
+                    Err(ErrorKind::UnknownMemberId)
+                }
+            }
+            Some(instance) => match group.static_member(instance) {
+                None => Err(ErrorKind::UnknownMemberId),
+                // An admin removes a static member by instance id alone.
+                Some(id) if !leaving.member_id.is_empty() && *id != leaving.member_id => {
+                    Err(ErrorKind::FencedInstanceId)
+                }
+                Some(id) if !group.uses_classic(id) => Err(ErrorKind::UnknownMemberId),
+                Some(id) => Ok(id.clone()),
+            },
+        };
+        let error = match found {
+            Ok(id) if plan.removed(&id) => None,
+            Ok(id) => {
+                cancel_member_timers(&c.group_id, &id, group.current_of(&id), &mut timers);
+                plan.remove_member(&id);
+                any_left = true;
+                None
+            }
+            Err(e) => Some(e),
+        };
+        results.push(LeaveMemberResult {
+            member_id: leaving.member_id.clone(),
+            group_instance_id: leaving.group_instance_id.clone(),
+            error,
+        });
+    }
+    if any_left {
+        plan.bump_group_epoch();
+        maybe_assign(&mut plan, &groups.topic_image, config);
+    }
+    finish(
+        plan,
+        Reply::Leave(LeaveResponse {
+            error: None,
+            members: results,
+        }),
+        timers,
+    )
+}
