@@ -3,12 +3,16 @@
 callbacks, batch commits of what they consumed, and the broker settings that make a test's
 rebalances take seconds instead of minutes.
 """
+import faulthandler
 import os
 import subprocess
 import time
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
+
+# A crash inside librdkafka or its binding prints the Python stack that led to it.
+faulthandler.enable()
 
 
 def fast_heartbeats(bootstrap, interval_ms=500):
