@@ -90,6 +90,7 @@ print("reconciling", flush=True)
 
 last_sample = 0.0
 converged_at = None
+after = 0  # successful samples since convergence
 deadline = time.time() + 120
 while time.time() < deadline:
     for m in everyone:
@@ -101,7 +102,9 @@ while time.time() < deadline:
         if restarted.is_set() and balanced and owners is not None and converged_at is None:
             if sorted(owners) == list(range(parts)):
                 converged_at = time.time()
-        if converged_at is not None and time.time() - converged_at > 2:
+        if converged_at is not None and owners is not None:
+            after += 1
+        if converged_at is not None and time.time() - converged_at > 2 and after >= 5:
             break  # keep sampling a little after convergence
 out["restarted"] = restarted.is_set()
 out["converged"] = converged_at is not None
@@ -119,6 +122,7 @@ out["distinct"] = len(set(seen))
 out["commit_errors"] = sorted({e for m in everyone for e in m.commit_errors})
 out["violations"] = ledger.violations
 out["samples_taken"] = samples["taken"]
+out["samples_after_convergence"] = after
 out["samples_failed"] = samples["failed"]
 out["samples_owned_twice"] = samples["owned_twice"][:10]
 out["sample_errors"] = samples["errors"]
