@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real Kafka clients the test suite drives: kcat and openssl (Debian), confluent-kafka and
-# kafka-python (a venv in .venv), kafkajs (npm, tests/clients/node). Idempotent: a second run
+# kafka-python (a venv in .venv), kafkajs and kafka-ts (npm, tests/clients/node). Idempotent: a second run
 # only checks what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +28,8 @@ if ! .venv/bin/pip freeze 2>/dev/null | sort | diff -q - <(grep -v '^#' scripts/
   .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
 fi
 
-if [ ! -d tests/clients/node/node_modules/kafkajs ] || [ tests/clients/node/package-lock.json -nt tests/clients/node/node_modules/.package-lock.json ]; then
+if [ ! -d tests/clients/node/node_modules/kafkajs ] || [ ! -d tests/clients/node/node_modules/kafka-ts ] || [ tests/clients/node/package-lock.json -nt tests/clients/node/node_modules/.package-lock.json ]; then
   echo "setup: installing the Node clients"
   (cd tests/clients/node && npm ci --no-audit --no-fund --loglevel=error)
 fi
-echo "setup: clients ready (kcat $(kcat -V 2>/dev/null | head -n1 | awk '{print $2}'), $(.venv/bin/python -c 'import confluent_kafka,kafka; print("confluent-kafka", confluent_kafka.version()[0], "kafka-python", kafka.__version__)'), kafkajs $(node -p 'require("./tests/clients/node/node_modules/kafkajs/package.json").version'))"
+echo "setup: clients ready (kcat $(kcat -V 2>/dev/null | head -n1 | awk '{print $2}'), $(.venv/bin/python -c 'import confluent_kafka,kafka; print("confluent-kafka", confluent_kafka.version()[0], "kafka-python", kafka.__version__)'), kafkajs $(node -p 'require("./tests/clients/node/node_modules/kafkajs/package.json").version'), kafka-ts $(node -p 'require("./tests/clients/node/node_modules/kafka-ts/package.json").version'))"

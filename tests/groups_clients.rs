@@ -3,7 +3,8 @@
 //! forming, balancing and rebalancing a group and committing; its AdminClient; kafka-python's
 //! admin (OffsetDelete, DescribeGroups with authorized operations, and at v6 a missing group's
 //! GROUP_ID_NOT_FOUND; ListOffsets v10's earliest-local and latest-tiered specs); kafkajs's
-//! admin.
+//! admin; KIP-848 consumer groups with two independent implementations of the consumer
+//! protocol (librdkafka, kafka-ts): balance, leave, join, exactly-once consumption, commits.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
@@ -12,7 +13,7 @@ use crate::group_wire;
 use std::time::Duration;
 
 use common::raw::RawClient;
-use common::{node_script, python_script, Cohort};
+use common::{node_dir, node_script, python, python_script, repo_root, run_ok, Cohort};
 use group_wire::{commit, create_topic, Commit};
 use serde_json::{json, Value};
 
@@ -254,4 +255,169 @@ fn a_librdkafka_consumer_protocol_group_is_assigned_by_the_broker_and_resumes_fr
         json!([[0, 100], [1, 100], [2, 100]]),
         "{got}"
     );
+}
+
+/// Runs a KIP-848 client script (python or node) with COHORT_BIN set: the scripts lower the
+/// broker-owned heartbeat interval with `cohort configs --broker-defaults`.
+fn kip848_script(program: &str, script: &str, args: &[&str]) -> std::process::Output {
+    let (exe, dir) = match program {
+        "node" => ("node".into(), node_dir()),
+        _ => (python(), repo_root().join("tests/clients/python")),
+    };
+    run_ok(
+        std::process::Command::new(exe)
+            .current_dir(&dir)
+            .arg(dir.join(script))
+            .args(args)
+            .env("COHORT_BIN", env!("CARGO_BIN_EXE_cohort")),
+        Duration::from_secs(150),
+    )
+}
+
+/// What a three-consumer KIP-848 scenario (balanced, one leaves, one joins) must show: every
+/// phase reached, 900 records consumed exactly once, no partition ever held by two members,
+/// no commit refused, every partition committed at its log end (150).
+fn assert_kip848_three(got: &Value, b: &Cohort) {
+    let log = || b.log();
+    for phase in [
+        "three_balanced",
+        "first_consumed",
+        "after_leave_balanced",
+        "second_consumed",
+        "after_join_balanced",
+        "third_consumed",
+    ] {
+        assert_eq!(got[phase], json!(true), "{phase}: {got}\nlog:\n{}", log());
+    }
+    assert_eq!(got["after_leave"], json!([3, 3]), "{got}");
+    assert_eq!(got["after_join"], json!([2, 2, 2]), "{got}");
+    assert_eq!(got["consumed"], json!(900), "{got}");
+    assert_eq!(got["distinct"], json!(900), "{got}");
+    assert_eq!(got["distinct_keys"], json!(900), "{got}");
+    assert_eq!(got["violations"], json!([]), "{got}");
+    let committed: Vec<Value> = (0..6).map(|p| json!([p, 150])).collect();
+    assert_eq!(got["committed"], json!(committed), "{got}\nlog:\n{}", log());
+}
+
+/// Three librdkafka consumers with `group.protocol=consumer` on six partitions: the broker
+/// balances them, rebalances when one leaves and when one joins, and every record is consumed
+/// once with every commit (OffsetCommit v9, member epoch) accepted.
+#[test]
+fn three_librdkafka_consumer_protocol_members_balance_leave_join_and_consume_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = kip848_script(
+        "python",
+        "groups_kip848_three.py",
+        &[&b.bootstrap(), "kip848-three", "kip848-three-group"],
+    );
+    let got = parse(&out, &b);
+    assert_kip848_three(&got, &b);
+    assert_eq!(got["commit_errors"], json!([]), "{got}");
+    assert_eq!(
+        got["described"],
+        json!({
+            "state": "STABLE",
+            "type": "CONSUMER",
+            "members": ["c1", "c2", "c4"],
+            "partitions": [0, 1, 2, 3, 4, 5],
+            "target_is_current": true,
+        }),
+        "{got}"
+    );
+}
+
+/// The same scenario with kafka-ts, an independent (TypeScript) implementation of the
+/// consumer protocol: full owned-partition lists on every heartbeat, its own reconciliation.
+#[test]
+fn three_kafka_ts_consumer_protocol_members_balance_leave_join_and_consume_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = kip848_script(
+        "node",
+        "groups_kip848_kafkats.js",
+        &[&b.bootstrap(), "kip848-kts", "kip848-kts-group"],
+    );
+    let got = parse(&out, &b);
+    assert_kip848_three(&got, &b);
+    assert_eq!(got["errors"], json!([]), "{got}");
+}
+
+/// Static membership with the consumer protocol: a librdkafka member restarted within its
+/// session (it left with epoch −2) gets back exactly its partitions; the other member sees no
+/// assign or revoke, the group epoch does not move and the member epoch continues (as Kafka's
+/// static-member replacement keeps it), read with `cohort groups --describe --verbose`.
+#[test]
+fn a_static_consumer_protocol_member_restarted_within_its_session_keeps_partitions_and_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = kip848_script(
+        "python",
+        "groups_kip848_static.py",
+        &[&b.bootstrap(), "kip848-static", "kip848-static-group"],
+    );
+    let got = parse(&out, &b);
+    for check in [
+        "balanced",
+        "b_kept_only_its_own",
+        "a_partitions_unowned_while_away",
+        "rejoined",
+        "same_partitions",
+        "b_untouched",
+        "all_consumed",
+        "group_epoch_unchanged",
+        "member_epoch_continues",
+        "assignment_listed_same",
+    ] {
+        assert_eq!(got[check], json!(true), "{check}: {got}\nlog:\n{}", b.log());
+    }
+    assert_eq!(got["consumed"], json!(240), "{got}");
+    assert_eq!(got["distinct"], json!(240), "{got}");
+    assert_eq!(got["commit_errors"], json!([]), "{got}");
+    assert_eq!(got["violations"], json!([]), "{got}");
+    let committed: Vec<Value> = (0..6).map(|p| json!([p, 40])).collect();
+    assert_eq!(got["committed"], json!(committed), "{got}");
+}
+
+/// A regex subscription (librdkafka `subscribe(["^orders-.*"])` with the consumer protocol
+/// sends SubscribedTopicRegex): the broker assigns the matching topic, picks up one created
+/// later, and never assigns topics that do not match in full.
+#[test]
+fn a_consumer_protocol_regex_subscription_picks_up_a_topic_created_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = broker(&dir);
+    let out = kip848_script(
+        "python",
+        "groups_kip848_regex.py",
+        &[&b.bootstrap(), "kip848-regex-group"],
+    );
+    let got = parse(&out, &b);
+    for check in [
+        "orders_a_owned",
+        "orders_a_consumed",
+        "orders_b_owned",
+        "orders_b_consumed",
+        "balanced",
+        "regex_sent",
+    ] {
+        assert_eq!(got[check], json!(true), "{check}: {got}\nlog:\n{}", b.log());
+    }
+    assert_eq!(got["names_sent"], json!(false), "{got}");
+    assert_eq!(
+        got["described_topics"],
+        json!(["orders-a", "orders-b"]),
+        "{got}"
+    );
+    assert_eq!(
+        got["topics_ever_assigned"],
+        json!(["orders-a", "orders-b"]),
+        "{got}"
+    );
+    assert_eq!(got["consumed"], json!(120), "{got}");
+    assert_eq!(got["distinct"], json!(120), "{got}");
+    assert_eq!(got["commit_errors"], json!([]), "{got}");
+    assert_eq!(got["violations"], json!([]), "{got}");
+    let mut committed: Vec<Value> = (0..3).map(|p| json!(["orders-a", p, 20])).collect();
+    committed.extend((0..4).map(|p| json!(["orders-b", p, 15])));
+    assert_eq!(got["committed"], json!(committed), "{got}");
 }

@@ -27,6 +27,7 @@ mod bench_smoke;
 mod cluster_chaos;
 mod cluster_config;
 mod cluster_failover;
+mod cluster_kip848;
 mod cluster_lease;
 mod cluster_membership;
 mod cluster_partition;
