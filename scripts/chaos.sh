@@ -30,4 +30,4 @@ done
 cd "$(dirname "$0")/.."
 export COHORT_CHAOS_SECONDS=$((minutes * 60))
 [[ -n $seed ]] && export COHORT_CHAOS_SEED=$seed
-exec cargo test "${profile[@]}" -p cohort --test cluster_chaos -- --nocapture --test-threads 1
+exec cargo test "${profile[@]}" -p cohort --test suite -- cluster_chaos:: --nocapture --test-threads 1

@@ -96,8 +96,8 @@ impl std::fmt::Display for SimFailure {
         };
         write!(
             f,
-            "replay it alone: SIM_SEED={} SIM_VERBOSE=1 cargo test -p raft-meta --test simulation \
-             {test} -- --nocapture",
+            "replay it alone: SIM_SEED={} SIM_VERBOSE=1 cargo test -p raft-meta --test suite \
+             simulation::{test} -- --nocapture",
             self.seed
         )
     }
