@@ -6,7 +6,8 @@
 //! commits (the remote owners write its markers, read_committed sees every record) and the
 //! coordinator samples the lag of partitions other nodes own. With a wrong one the markers are
 //! refused: a log line and `cohort_inter_broker_refusals_total`, and read_committed sees only
-//! the coordinator's own partition.
+//! the coordinator's own partition. `cohort cluster status --command-config` probes the
+//! SASL_SSL listeners.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod cluster_support;
@@ -46,6 +47,12 @@ struct Cluster {
     secure: Vec<SocketAddr>,
     /// confluent-kafka settings of the test's super user `admin`.
     admin: Vec<String>,
+    /// The same user for Cohort's own commands (`--command-config`).
+    admin_properties: std::path::PathBuf,
+    /// The nodes' Raft addresses.
+    raft: Vec<String>,
+    /// The cluster secret file.
+    secret: std::path::PathBuf,
 }
 
 /// Starts three nodes whose inter-broker credential is user `broker` with `node_password`
@@ -74,6 +81,18 @@ fn cluster(dir: &Path, node_password: &str) -> Cluster {
             "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n\
              sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
              username=\"broker\" password=\"{node_password}\";\n\
+             ssl.truststore.type=PEM\nssl.truststore.location={}\n",
+            certs.ca.display()
+        ),
+    )
+    .unwrap();
+    let admin_properties = dir.join("admin.properties");
+    std::fs::write(
+        &admin_properties,
+        format!(
+            "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n\
+             sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+             username=\"admin\" password=\"admin-secret\";\n\
              ssl.truststore.type=PEM\nssl.truststore.location={}\n",
             certs.ca.display()
         ),
@@ -148,6 +167,12 @@ fn cluster(dir: &Path, node_password: &str) -> Cluster {
             "sasl.password=admin-secret".into(),
             format!("ssl.ca.location={}", certs.ca.display()),
         ],
+        admin_properties,
+        raft: ports
+            .iter()
+            .map(|(_, _, r)| format!("127.0.0.1:{r}"))
+            .collect(),
+        secret,
     }
 }
 
@@ -210,6 +235,26 @@ impl Cluster {
         );
         owners
     }
+}
+
+/// `cohort cluster status --json` (with `extra` flags): exit code and the report.
+fn cluster_status(c: &Cluster, extra: &[&str]) -> (i32, serde_json::Value) {
+    let out = common::run(
+        std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["cluster", "status", "--json", "--bootstrap", &c.raft[0]])
+            .arg("--cluster-secret-file")
+            .arg(&c.secret)
+            .args(extra),
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let report = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {text}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
 }
 
 /// The value of the series named `name` whose labels include every `labels` pair.
@@ -286,6 +331,40 @@ fn with_the_node_credential_a_transaction_across_nodes_commits_and_remote_lag_is
         None
     );
 
+    // `cohort cluster status` probes the SASL_SSL listeners as `admin` with --command-config;
+    // without it, the plaintext probe gets no Metadata and the report says the nodes are out
+    // of step (exit 4).
+    let admin = c.admin_properties.to_str().unwrap();
+    let (code, report) = cluster_status(&c, &["--command-config", admin]);
+    let kafka: Vec<&serde_json::Value> = report["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| &n["kafka"])
+        .collect();
+    assert_eq!(code, 0, "{report:#}");
+    for k in &kafka {
+        assert_eq!(
+            k["Ok"]["brokers"],
+            serde_json::json!([1, 2, 3]),
+            "{report:#}"
+        );
+        assert_eq!(
+            k["Ok"]["controller"],
+            serde_json::json!(coordinator),
+            "{report:#}"
+        );
+    }
+    let (code, report) = cluster_status(&c, &[]);
+    assert_eq!(code, 4, "{report:#}");
+    assert!(
+        report["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["kafka"].get("Err").is_some()),
+        "{report:#}"
+    );
 }
 
 #[test]
