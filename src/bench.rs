@@ -9,9 +9,15 @@
 //!  produce       Produce (acks=-1) of 1 KiB records against raw write + fdatasync of the same bytes
 //!  fetch         Fetch of a whole partition against a raw sequential read of its segment files
 //!  assignor      the consumer protocol's server-side assignors in-process, against `range`
+//!  auth          SASL connect-authenticate-close loops against a running broker: per second
+//!                and per second of the broker's CPU
 //! ```
+//!
+//! `commits` (with `--bootstrap-server`), `produce` and `fetch` take `--command-config`, so
+//! the same load runs over TLS and SASL.
 
 pub mod assignor;
+pub mod auth;
 mod broker;
 pub mod commits;
 pub mod data_plane;
@@ -50,6 +56,16 @@ enum BenchKind {
     /// The server-side assignors (KIP-848) on 10,000- and 1,000-member groups, against
     /// the range assignor in the same run.
     Assignor(assignor::AssignorArgs),
+    /// SASL authentications per second and per second of broker CPU.
+    Auth(auth::AuthArgs),
+}
+
+/// The security settings of a `--command-config` file.
+fn security_from(path: &str) -> Result<crate::client::auth::ClientSecurity, BenchError> {
+    let props = crate::client::config::read_properties_file(path)
+        .map_err(|e| BenchError::Setup(e.java_message()))?;
+    crate::client::auth::ClientSecurity::from_properties(&props)
+        .map_err(|e| BenchError::Setup(e.java_message()))
 }
 
 /// Why a benchmark could not produce figures.
@@ -94,6 +110,7 @@ pub fn bench_main(args: BenchArgs) -> ExitCode {
                     .block_on(data_plane::fetch(a))
                     .map_err(BenchError::DataPlane),
                 BenchKind::Assignor(a) => assignor::run(a),
+                BenchKind::Auth(a) => runtime.block_on(auth::run(a)),
             },
             Err(e) => Err(BenchError::Io {
                 what: "starting the runtime".into(),

@@ -175,6 +175,8 @@ pub struct BrokerConfig {
     /// `--authorizer acl` with `--super-users` and `--allow-everyone-if-no-acl-found`;
     /// `None` for `--authorizer none`.
     pub authorizer: Option<raft_meta::cohort_app::acl::AuthorizerSettings>,
+    /// How this node logs in on its peers' inter-broker listener (transaction markers, lag).
+    pub inter_broker: std::sync::Arc<crate::client::auth::ClientSecurity>,
 }
 
 /// A listener as clients of it are told to reach this node.
@@ -212,6 +214,9 @@ pub enum ConfigError {
     /// resolve without validating).
     #[error("--advertise {0:?} is not HOST:PORT")]
     BadAdvertise(String),
+    /// `--inter-broker-command-config` became unusable between validation and resolution.
+    #[error("--inter-broker-command-config: {0}")]
+    InterBroker(String),
 }
 
 impl ServeArgs {
@@ -248,6 +253,32 @@ impl ServeArgs {
             .as_deref()
             .and_then(|s| parse_list(s).ok())
             .unwrap_or_default()
+    }
+}
+
+impl ServeArgs {
+    /// The inter-broker listener (`--inter-broker-listener-name`, else the first listener).
+    pub fn inter_broker_listener(
+        &self,
+    ) -> Result<SecurityProtocol, crate::security::inter_broker::InterBrokerError> {
+        let protocols: Vec<SecurityProtocol> =
+            self.listener_addrs().iter().map(|l| l.protocol).collect();
+        crate::security::inter_broker::listener(
+            self.security.inter_broker_listener_name.as_deref(),
+            &protocols,
+        )
+    }
+
+    /// This node's client settings towards its peers (`--inter-broker-command-config`).
+    pub fn inter_broker_security(
+        &self,
+    ) -> Result<crate::client::auth::ClientSecurity, crate::security::inter_broker::InterBrokerError>
+    {
+        crate::security::inter_broker::client_security(
+            self.security.inter_broker_command_config.as_deref(),
+            self.inter_broker_listener()?,
+            !self.cluster.is_single(),
+        )
     }
 }
 
@@ -315,6 +346,10 @@ impl BrokerConfig {
                 &args.security.authorizer,
                 &args.security.super_users,
                 args.security.allow_everyone_if_no_acl_found,
+            ),
+            inter_broker: std::sync::Arc::new(
+                args.inter_broker_security()
+                    .map_err(|e| ConfigError::InterBroker(e.to_string()))?,
             ),
         })
     }

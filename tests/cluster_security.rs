@@ -81,6 +81,15 @@ fn nodes(dir: &Path) -> Vec<Node> {
         std::io::Write::write_all(&mut f, b"cluster security test: the nodes' shared secret\n")
             .unwrap();
     }
+    // The nodes' own credential on each other's SASL listener (markers, lag): the super user.
+    let node_config = dir.join("node.properties");
+    std::fs::write(
+        &node_config,
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n\
+         sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \
+         username=\"admin\" password=\"admin-secret\";\n",
+    )
+    .unwrap();
     let ports: Vec<(u16, u16, u16)> = (0..3)
         .map(|_| (free_port(), free_port(), free_port()))
         .collect();
@@ -114,6 +123,8 @@ fn nodes(dir: &Path) -> Vec<Node> {
                 "User:admin".into(),
                 "--scram-user".into(),
                 "admin:SCRAM-SHA-256:admin-secret".into(),
+                "--inter-broker-command-config".into(),
+                node_config.display().to_string(),
             ];
             Node {
                 id,

@@ -30,6 +30,7 @@ mod cluster_failover;
 mod cluster_kip848;
 mod cluster_lease;
 mod cluster_membership;
+mod cluster_node_auth;
 mod cluster_partition;
 mod cluster_script;
 mod cluster_security;

@@ -100,6 +100,11 @@ pub struct CommitsArgs {
     /// Extra `cohort serve` flag for started brokers (repeat for each word).
     #[arg(long = "broker-arg", allow_hyphen_values = true)]
     pub broker_args: Vec<String>,
+    /// Client properties every connection logs in with (`--command-config` syntax:
+    /// `security.protocol`, `sasl.*`, `ssl.*`), for a `--bootstrap-server` on a TLS or SASL
+    /// listener.
+    #[arg(long)]
+    pub command_config: Option<String>,
 }
 
 /// One measured broker configuration.
@@ -110,6 +115,9 @@ pub struct Measured {
 }
 
 pub async fn run(args: CommitsArgs) -> Result<(), BenchError> {
+    if let Some(path) = &args.command_config {
+        super::wire::use_security(super::security_from(path)?)?;
+    }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let external = !args.bootstrap_server.is_empty();
     let probe_dir = broker::Scratch::new(&dir, "fsync")?;

@@ -9,11 +9,16 @@
 //!           ours = Fetch requests from offset 0 to the end over one connection
 //! ```
 //!
+//! With `--command-config` naming `security.protocol=SSL` (and `--ssl-cert`/`--ssl-key` for
+//! the broker), the broker also listens on SSL and every round measures the same load over TLS
+//! right after plaintext: the ratio TLS/plaintext is printed too.
+//!
 //! It is a benchmark, not a test: it prints figures (see `docs/BENCHMARKS.md`).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -63,6 +68,74 @@ pub struct DataArgs {
     /// tenth aborted) and measure read_committed against read_uncommitted on that log.
     #[arg(long, default_value_t = 0)]
     txn_batches: usize,
+    /// Client properties (`--command-config` syntax) with `security.protocol=SSL` and its
+    /// truststore: the load is then measured over TLS too, round by round after plaintext.
+    #[arg(long)]
+    command_config: Option<String>,
+    /// The broker's certificate chain (PEM), with `--command-config`.
+    #[arg(long)]
+    ssl_cert: Option<PathBuf>,
+    /// The broker's private key (PEM), with `--command-config`.
+    #[arg(long)]
+    ssl_key: Option<PathBuf>,
+}
+
+/// Where a load connection goes: an address, over TLS when `tls` is set.
+#[derive(Clone)]
+struct Target {
+    addr: SocketAddr,
+    tls: Option<Arc<rustls::ClientConfig>>,
+}
+
+impl Target {
+    fn plain(addr: SocketAddr) -> Target {
+        Target { addr, tls: None }
+    }
+}
+
+/// The TLS side of a run: the client's rustls settings from `--command-config`, and the broker
+/// flags that add an SSL listener.
+type TlsSide = (Arc<rustls::ClientConfig>, Vec<String>);
+
+fn tls_side(a: &DataArgs) -> BenchResult<Option<TlsSide>> {
+    use crate::security::listeners::SecurityProtocol;
+    let Some(path) = &a.command_config else {
+        return Ok(None);
+    };
+    let props = crate::client::config::read_properties_file(path).map_err(|e| e.to_string())?;
+    let security = crate::client::auth::ClientSecurity::from_properties(&props)
+        .map_err(|e| e.java_message())?;
+    let tls = match (security.protocol, security.tls) {
+        (SecurityProtocol::Ssl, Some(tls)) => tls,
+        (other, _) => {
+            return Err(format!(
+                "--command-config says security.protocol={other}; produce and fetch measure \
+                 SSL against PLAINTEXT"
+            ))
+        }
+    };
+    let (Some(cert), Some(key)) = (&a.ssl_cert, &a.ssl_key) else {
+        return Err("--command-config needs --ssl-cert and --ssl-key for the broker".into());
+    };
+    let flags = vec![
+        "--listeners".to_string(),
+        "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0".to_string(),
+        "--ssl-cert".to_string(),
+        cert.display().to_string(),
+        "--ssl-key".to_string(),
+        key.display().to_string(),
+    ];
+    Ok(Some((tls.rustls_config(), flags)))
+}
+
+/// The broker's SSL listener.
+fn ssl_addr(server: &Server) -> BenchResult<SocketAddr> {
+    server
+        .listeners()
+        .iter()
+        .find(|(p, _)| *p == crate::security::listeners::SecurityProtocol::Ssl)
+        .map(|(_, a)| *a)
+        .ok_or_else(|| "the broker has no SSL listener".to_string())
 }
 
 pub type BenchResult<T> = Result<T, String>;
@@ -82,7 +155,7 @@ fn scratch(dir: &Path) -> BenchResult<Scratch> {
     Ok(Scratch(path))
 }
 
-async fn start_broker(data_dir: &Path) -> BenchResult<Server> {
+async fn start_broker(data_dir: &Path, extra: &[String]) -> BenchResult<Server> {
     /// `cohort serve`'s flags, parsed the same way, so every default is the real one.
     #[derive(clap::Parser)]
     struct Serve {
@@ -92,7 +165,7 @@ async fn start_broker(data_dir: &Path) -> BenchResult<Server> {
     let dir = data_dir
         .to_str()
         .ok_or("the bench directory is not UTF-8")?;
-    let serve = <Serve as clap::Parser>::try_parse_from([
+    let flags = [
         "serve",
         "--data-dir",
         dir,
@@ -101,7 +174,10 @@ async fn start_broker(data_dir: &Path) -> BenchResult<Server> {
         "--http",
         "127.0.0.1:0",
         "--auto-create-topics=false",
-    ])
+    ];
+    let serve = <Serve as clap::Parser>::try_parse_from(
+        flags.into_iter().chain(extra.iter().map(String::as_str)),
+    )
     .map_err(|e| e.to_string())?;
     Server::start(serve.args).await.map_err(|e| e.to_string())
 }
@@ -166,9 +242,13 @@ fn make_producer_batch(
     Ok(buf.freeze())
 }
 
+/// A blocking byte stream: TCP, or TLS over it.
+trait Duplex: Read + Write + Send {}
+impl<T: Read + Write + Send> Duplex for T {}
+
 /// A blocking Kafka connection for the load generator.
 struct Conn {
-    stream: TcpStream,
+    stream: Box<dyn Duplex>,
     correlation_id: i32,
     /// The last response's buffer, reused once its decoded parts are dropped (a fresh 8 MiB
     /// allocation per response costs page faults that would be charged to the broker).
@@ -176,9 +256,19 @@ struct Conn {
 }
 
 impl Conn {
-    fn connect(addr: SocketAddr) -> BenchResult<Conn> {
-        let stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
-        stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    fn connect(target: &Target) -> BenchResult<Conn> {
+        let tcp = TcpStream::connect(target.addr).map_err(|e| e.to_string())?;
+        tcp.set_nodelay(true).map_err(|e| e.to_string())?;
+        let stream: Box<dyn Duplex> = match &target.tls {
+            None => Box::new(tcp),
+            Some(config) => {
+                let name = rustls::pki_types::ServerName::IpAddress(target.addr.ip().into());
+                let session = rustls::ClientConnection::new(config.clone(), name)
+                    .map_err(|e| e.to_string())?;
+                // The handshake runs on the first write.
+                Box::new(rustls::StreamOwned::new(session, tcp))
+            }
+        };
         Ok(Conn {
             stream,
             correlation_id: 0,
@@ -262,7 +352,7 @@ impl Conn {
 
 fn create_topic(addr: SocketAddr, partitions: i32) -> BenchResult<()> {
     use kafka_protocol::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};
-    let mut c = Conn::connect(addr)?;
+    let mut c = Conn::connect(&Target::plain(addr))?;
     let topic = CreatableTopic::default()
         .with_name(TopicName(StrBytes::from_static_str("bench")))
         .with_num_partitions(partitions)
@@ -299,13 +389,13 @@ fn produce_request(partition: i32, batch: &Bytes) -> RequestKind {
 /// Sends `count` Produce requests of `batch` to `partition`, keeping `in_flight` of them
 /// outstanding as real clients do; per-request latencies.
 fn produce_loop(
-    addr: SocketAddr,
+    target: &Target,
     partition: i32,
     batch: Bytes,
     count: usize,
     in_flight: usize,
 ) -> BenchResult<Vec<Duration>> {
-    let mut c = Conn::connect(addr)?;
+    let mut c = Conn::connect(target)?;
     let mut frame = c.encode(ApiKey::Produce, 9, &produce_request(partition, &batch))?;
     let mut latencies = Vec::with_capacity(count);
     let mut sent_at = std::collections::VecDeque::with_capacity(in_flight);
@@ -381,8 +471,17 @@ pub async fn produce(a: DataArgs) -> BenchResult<()> {
     let raw_path = scratch.0.join("raw-write");
     let raw_file = std::fs::File::create(&raw_path).map_err(|e| e.to_string())?;
     let raw_file = std::sync::Arc::new(std::sync::Mutex::new(raw_file));
-    let server = start_broker(&scratch.0.join("broker")).await?;
+    let tls = tls_side(&a)?;
+    let broker_flags = tls.as_ref().map(|(_, f)| f.clone()).unwrap_or_default();
+    let server = start_broker(&scratch.0.join("broker"), &broker_flags).await?;
     let addr = server.kafka_addr();
+    let mut targets = vec![Target::plain(addr)];
+    if let Some((config, _)) = &tls {
+        targets.push(Target {
+            addr: ssl_addr(&server)?,
+            tls: Some(config.clone()),
+        });
+    }
     let partitions = i32::try_from(connections).unwrap_or(1);
     tokio::task::spawn_blocking(move || create_topic(addr, partitions))
         .await
@@ -392,6 +491,8 @@ pub async fn produce(a: DataArgs) -> BenchResult<()> {
     let mut elapsed = Duration::ZERO;
     let mut syncs = Vec::with_capacity(count);
     let mut latencies = Vec::with_capacity(count);
+    let mut tls_elapsed = Duration::ZERO;
+    let mut tls_latencies = Vec::new();
     for _ in 0..rounds {
         let file = std::sync::Arc::clone(&raw_file);
         let raw_batch = batch.clone();
@@ -407,24 +508,38 @@ pub async fn produce(a: DataArgs) -> BenchResult<()> {
         raw_elapsed += took;
         syncs.extend(round_syncs);
 
-        let started = Instant::now();
-        let mut handles = Vec::new();
-        for p in 0..partitions {
-            let batch = batch.clone();
-            let in_flight = a.in_flight;
-            handles.push(tokio::task::spawn_blocking(move || {
-                produce_loop(addr, p, batch, per_round, in_flight)
-            }));
+        // Plaintext, then (with --command-config) the same load over TLS.
+        for (i, target) in targets.iter().enumerate() {
+            let started = Instant::now();
+            let mut handles = Vec::new();
+            for p in 0..partitions {
+                let batch = batch.clone();
+                let in_flight = a.in_flight;
+                let target = target.clone();
+                handles.push(tokio::task::spawn_blocking(move || {
+                    produce_loop(&target, p, batch, per_round, in_flight)
+                }));
+            }
+            let into = if i == 0 {
+                &mut latencies
+            } else {
+                &mut tls_latencies
+            };
+            for h in handles {
+                into.extend(h.await.map_err(|e| e.to_string())??);
+            }
+            if i == 0 {
+                elapsed += started.elapsed();
+            } else {
+                tls_elapsed += started.elapsed();
+            }
         }
-        for h in handles {
-            latencies.extend(h.await.map_err(|e| e.to_string())??);
-        }
-        elapsed += started.elapsed();
     }
     drop(raw_file);
     let _ = std::fs::remove_file(&raw_path);
     syncs.sort();
     latencies.sort();
+    tls_latencies.sort();
     let syncs_done: u64 = server
         .broker()
         .data
@@ -461,6 +576,15 @@ pub async fn produce(a: DataArgs) -> BenchResult<()> {
         count as f64 / syncs_done.max(1) as f64,
     );
     println!("  ratio produce/raw:   {:.2}", ours / raw.max(1e-9));
+    if tls.is_some() {
+        let over_tls = mib_per_s(bytes, tls_elapsed);
+        println!(
+            "  cohort produce, TLS: {over_tls:.1} MiB/s  request p50 {:.2} ms  p99 {:.2} ms  (fdatasyncs counted above cover both)",
+            ms(percentile(&tls_latencies, 0.5)),
+            ms(percentile(&tls_latencies, 0.99)),
+        );
+        println!("  ratio TLS/plaintext: {:.2}", over_tls / ours.max(1e-9));
+    }
     Ok(())
 }
 
@@ -477,11 +601,20 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
     let batch = make_batch(a.batch_records, a.record_bytes)?;
     let total = a.total_mib << 20;
     let count = (total / batch.len()).max(1);
-    let server = start_broker(&scratch.0.join("broker")).await?;
+    let tls = tls_side(&a)?;
+    let broker_flags = tls.as_ref().map(|(_, f)| f.clone()).unwrap_or_default();
+    let server = start_broker(&scratch.0.join("broker"), &broker_flags).await?;
     let addr = server.kafka_addr();
+    let tls_target = match &tls {
+        Some((config, _)) => Some(Target {
+            addr: ssl_addr(&server)?,
+            tls: Some(config.clone()),
+        }),
+        None => None,
+    };
     tokio::task::spawn_blocking(move || -> BenchResult<()> {
         create_topic(addr, 1)?;
-        produce_loop(addr, 0, batch, count, 5).map(|_| ())
+        produce_loop(&Target::plain(addr), 0, batch, count, 5).map(|_| ())
     })
     .await
     .map_err(|e| e.to_string())??;
@@ -492,6 +625,7 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
     let mut cold = (0.0f64, 0.0f64);
     let mut ours_bytes = 0usize;
     let mut requests = 0usize;
+    let mut warm_tls = 0.0f64;
     for _ in 0..a.rounds.max(1) {
         for evicted in [false, true] {
             let dir = log_dir.clone();
@@ -510,10 +644,19 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
                     .map_err(|e| e.to_string())??;
             }
             let fetch_bytes = a.fetch_bytes;
-            let (bytes, elapsed, n) =
-                tokio::task::spawn_blocking(move || fetch_all(addr, fetch_bytes, 0))
-                    .await
-                    .map_err(|e| e.to_string())??;
+            let (bytes, elapsed, n) = tokio::task::spawn_blocking(move || {
+                fetch_all(&Target::plain(addr), fetch_bytes, 0)
+            })
+            .await
+            .map_err(|e| e.to_string())??;
+            // Over TLS right after plaintext, page cache warm (the TLS figure is CPU's).
+            if let (Some(target), false) = (tls_target.clone(), evicted) {
+                let (tls_bytes, tls_elapsed, _) =
+                    tokio::task::spawn_blocking(move || fetch_all(&target, fetch_bytes, 0))
+                        .await
+                        .map_err(|e| e.to_string())??;
+                warm_tls = warm_tls.max(mib_per_s(tls_bytes, tls_elapsed));
+            }
             let best = if evicted { &mut cold } else { &mut warm };
             best.0 = best.0.max(mib_per_s(raw_bytes, raw_elapsed));
             best.1 = best.1.max(mib_per_s(bytes, elapsed));
@@ -544,6 +687,12 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
         warm.1,
         warm.1 / warm.0.max(1e-9)
     );
+    if tls_target.is_some() {
+        println!(
+            "  warm over TLS:                                     cohort fetch {warm_tls:.1} MiB/s, ratio TLS/plaintext {:.2}",
+            warm_tls / warm.1.max(1e-9)
+        );
+    }
     Ok(())
 }
 
@@ -552,7 +701,7 @@ pub async fn fetch(a: DataArgs) -> BenchResult<()> {
 /// fetched read_uncommitted and read_committed alternately, page cache warm.
 async fn fetch_isolation(a: DataArgs) -> BenchResult<()> {
     let scratch = scratch(&a.dir)?;
-    let server = start_broker(&scratch.0.join("broker")).await?;
+    let server = start_broker(&scratch.0.join("broker"), &[]).await?;
     let addr = server.kafka_addr();
     tokio::task::spawn_blocking(move || create_topic(addr, 1))
         .await
@@ -611,10 +760,11 @@ async fn fetch_isolation(a: DataArgs) -> BenchResult<()> {
     for _ in 0..a.rounds.max(1) {
         for isolation in [0i8, 1] {
             let fetch_bytes = a.fetch_bytes;
-            let (bytes, elapsed, n) =
-                tokio::task::spawn_blocking(move || fetch_all(addr, fetch_bytes, isolation))
-                    .await
-                    .map_err(|e| e.to_string())??;
+            let (bytes, elapsed, n) = tokio::task::spawn_blocking(move || {
+                fetch_all(&Target::plain(addr), fetch_bytes, isolation)
+            })
+            .await
+            .map_err(|e| e.to_string())??;
             let rate = mib_per_s(bytes, elapsed);
             if isolation == 0 {
                 best.0 = best.0.max(rate);
@@ -686,11 +836,11 @@ fn raw_read(dir: &Path) -> BenchResult<(usize, Duration)> {
 /// Fetches partition 0 from offset 0 to its end (the last stable offset at isolation level
 /// 1); (bytes, elapsed, requests).
 fn fetch_all(
-    addr: SocketAddr,
+    target: &Target,
     partition_bytes: i32,
     isolation_level: i8,
 ) -> BenchResult<(usize, Duration, usize)> {
-    let mut c = Conn::connect(addr)?;
+    let mut c = Conn::connect(target)?;
     let mut offset = 0i64;
     let mut total = 0usize;
     let mut requests = 0usize;

@@ -10,9 +10,13 @@
 //! Kafka answers the requests of one connection in the order it received them, so the oldest
 //! pending request is always the one a response belongs to; the correlation id is checked
 //! anyway, since a mismatch means the stream lost its framing.
+//!
+//! With `--command-config` ([`use_security`]) every connection is opened by Cohort's client
+//! (TLS handshake, ApiVersions, SASL) and its authenticated stream is taken over.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, BytesMut};
@@ -23,6 +27,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::BenchError;
+use crate::client::auth::ClientSecurity;
+use crate::client::connection::Connection;
+use crate::client::transport::Stream;
 
 /// Largest response accepted (a Metadata answer for many partitions fits).
 const RESPONSE_BYTES_MAX: usize = 64 * 1024 * 1024;
@@ -31,6 +38,17 @@ const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// How long setup calls wait for their answer (a parked JoinGroup waits for the whole join
 /// phase: the initial rebalance delay and the other members).
 pub const SETUP_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How every connection of this run logs in (`--command-config`), set once before the first
+/// connection; PLAINTEXT when never set.
+static SECURITY: OnceLock<Arc<ClientSecurity>> = OnceLock::new();
+
+/// Makes every later connection log in as `security` says. Once per process.
+pub fn use_security(security: ClientSecurity) -> Result<(), BenchError> {
+    SECURITY
+        .set(Arc::new(security))
+        .map_err(|_| BenchError::Setup("the connections' security was set twice".into()))
+}
 
 /// A request on the wire, waiting for its response.
 #[derive(Debug)]
@@ -50,7 +68,7 @@ pub struct Response<T> {
 
 /// One connection; `T` is what the caller wants back with each response.
 pub struct Conn<T> {
-    stream: TcpStream,
+    stream: Stream,
     addr: SocketAddr,
     rbuf: BytesMut,
     wbuf: BytesMut,
@@ -61,6 +79,34 @@ pub struct Conn<T> {
 
 impl<T> Conn<T> {
     pub async fn connect(addr: SocketAddr, client_id: &str) -> Result<Conn<T>, BenchError> {
+        let stream = match SECURITY.get() {
+            Some(security) if security.tls.is_some() || security.sasl.is_some() => {
+                Connection::open_with(
+                    &addr.to_string(),
+                    client_id,
+                    Duration::from_secs(10),
+                    security,
+                )
+                .await
+                .map_err(|e| {
+                    BenchError::Setup(format!("connecting to {addr}: {}", e.java_message()))
+                })?
+                .into_stream()
+            }
+            _ => Stream::Plain(Self::tcp(addr).await?),
+        };
+        Ok(Conn {
+            stream,
+            addr,
+            rbuf: BytesMut::with_capacity(READ_CHUNK_BYTES),
+            wbuf: BytesMut::with_capacity(16 * 1024),
+            next_correlation_id: 0,
+            pending: VecDeque::new(),
+            client_id: StrBytes::from_string(client_id.to_string()),
+        })
+    }
+
+    async fn tcp(addr: SocketAddr) -> Result<TcpStream, BenchError> {
         let stream = tokio::time::timeout(Duration::from_secs(10), TcpStream::connect(addr))
             .await
             .map_err(|_| BenchError::Io {
@@ -73,15 +119,7 @@ impl<T> Conn<T> {
             })?;
         // Small requests, latency-bound: Nagle would hold back the next batch.
         let _ = stream.set_nodelay(true);
-        Ok(Conn {
-            stream,
-            addr,
-            rbuf: BytesMut::with_capacity(READ_CHUNK_BYTES),
-            wbuf: BytesMut::with_capacity(16 * 1024),
-            next_correlation_id: 0,
-            pending: VecDeque::new(),
-            client_id: StrBytes::from_string(client_id.to_string()),
-        })
+        Ok(stream)
     }
 
     /// Requests sent (or queued) and not yet answered.
@@ -135,6 +173,11 @@ impl<T> Conn<T> {
                 what: format!("writing to {addr}"),
                 source,
             })?;
+        // TLS buffers what it encrypted until flushed.
+        self.stream.flush().await.map_err(|source| BenchError::Io {
+            what: format!("writing to {addr}"),
+            source,
+        })?;
         self.wbuf.clear();
         Ok(())
     }

@@ -107,6 +107,12 @@ impl Connection {
         Ok(conn)
     }
 
+    /// The socket after the handshakes (TLS, ApiVersions, SASL), for a caller that frames
+    /// its own requests (the benchmarks' pipelined connections).
+    pub fn into_stream(self) -> Stream {
+        self.stream
+    }
+
     /// What the broker advertised.
     pub fn versions(&self) -> &BrokerVersions {
         &self.versions

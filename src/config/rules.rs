@@ -335,6 +335,22 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
                     .then(|| "--authorizer none".to_owned())
             },
         ),
+        Rule::new(
+            "--inter-broker-listener-name",
+            "the first of --listeners (peers are dialled at the Kafka address the cluster \
+             membership records, their first listener's)",
+            |a: &ServeArgs| a.inter_broker_listener().err().map(|e| e.to_string()),
+        ),
+        Rule::new(
+            "--inter-broker-command-config",
+            "a readable client properties file whose security.protocol is the inter-broker \
+             listener's, given in a cluster whose inter-broker listener is not PLAINTEXT",
+            |a: &ServeArgs| {
+                // A bad listener name is the rule above's to report.
+                a.inter_broker_listener().ok()?;
+                a.inter_broker_security().err().map(|e| e.to_string())
+            },
+        ),
         // --- topics and the data plane ---
         Rule::range(
             "--num-partitions",
@@ -775,6 +791,50 @@ mod tests {
         bad: [["--connections-max-reauth-ms", "31536000001"]],
         good: [["--connections-max-reauth-ms", "0"],
                ["--connections-max-reauth-ms", "31536000000"]]);
+    rejects!(inter_broker_listener_is_the_first_listener, "--inter-broker-listener-name",
+        bad: [["--inter-broker-listener-name", "SSL"],
+              ["--listeners", "SASL_PLAINTEXT://h:0,PLAINTEXT://h:0",
+               "--inter-broker-listener-name", "PLAINTEXT"]],
+        good: [["--inter-broker-listener-name", "PLAINTEXT"],
+               ["--listeners", "SASL_PLAINTEXT://h:0,PLAINTEXT://h:0",
+                "--inter-broker-listener-name", "sasl_plaintext"]]);
+    rejects!(cluster_nodes_have_an_inter_broker_credential, "--inter-broker-command-config",
+        bad: [["--node-id", "1", "--peers", "1@h:1@h:2", "--listeners", "SASL_PLAINTEXT://h:0"],
+              ["--inter-broker-command-config", "/nonexistent/node.properties"]],
+        good: [["--node-id", "1", "--peers", "1@h:1@h:2", "--listeners", "PLAINTEXT://h:0"],
+               ["--listeners", "SASL_PLAINTEXT://h:0"]]);
+
+    #[test]
+    fn inter_broker_credential_speaks_the_listener_protocol() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.properties");
+        std::fs::write(&file, "security.protocol=PLAINTEXT\n").unwrap();
+        let path = file.to_str().unwrap();
+        let cluster = ["--node-id", "1", "--peers", "1@h:1@h:2"];
+        let mut bad = cluster.to_vec();
+        bad.extend([
+            "--listeners",
+            "SASL_PLAINTEXT://h:0",
+            "--inter-broker-command-config",
+            path,
+        ]);
+        let broken = broken_by(&bad);
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert_eq!(broken[0].flag, "--inter-broker-command-config");
+        assert!(
+            broken[0].value.contains("security.protocol=PLAINTEXT"),
+            "{}",
+            broken[0]
+        );
+        let mut good = cluster.to_vec();
+        good.extend([
+            "--listeners",
+            "PLAINTEXT://h:0",
+            "--inter-broker-command-config",
+            path,
+        ]);
+        assert_eq!(broken_by(&good), vec![]);
+    }
     rejects!(authorizer_is_none_or_acl, "--authorizer",
         bad: [["--authorizer", "AclAuthorizer"], ["--authorizer", ""]],
         good: [["--authorizer", "none"], ["--authorizer", "acl"]]);

@@ -104,6 +104,19 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             },
         ));
     }
+    if !args.cluster.is_single() && (secured || config.listeners.len() > 1) {
+        // Who the node is on its peers' Kafka ports: the user name, never the password.
+        let ib = &config.inter_broker;
+        let who = match (&ib.sasl, &ib.tls) {
+            (Some(login), _) => format!("as {} ({})", login.username, login.mechanism.name()),
+            (None, Some(_)) => "with TLS (keystore if set)".to_owned(),
+            (None, None) => "as User:ANONYMOUS".to_owned(),
+        };
+        out.push(format!(
+            "inter-broker: listener {} (the peers' first), {who}",
+            ib.protocol
+        ));
+    }
     if args.http_basic_auth.is_some() {
         // That it is on, never who: the file's names and passwords stay out of the log.
         out.push(

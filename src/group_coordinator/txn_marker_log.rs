@@ -99,6 +99,9 @@ const IDLE_CONNECTIONS_MAX: usize = 8;
 /// per owner.
 pub struct KafkaPortMarkers {
     cluster: Arc<dyn crate::cluster::ClusterView>,
+    /// How this node logs in on the owners' inter-broker listener (the owner's authorizer
+    /// wants CLUSTER_ACTION on the cluster from it).
+    security: Arc<crate::client::auth::ClientSecurity>,
     /// Idle connections by owner, with the address each was opened to. Taken out for an
     /// exchange, so the lock is never held across one.
     connections: std::sync::Mutex<
@@ -107,9 +110,13 @@ pub struct KafkaPortMarkers {
 }
 
 impl KafkaPortMarkers {
-    pub fn new(cluster: Arc<dyn crate::cluster::ClusterView>) -> Self {
+    pub fn new(
+        cluster: Arc<dyn crate::cluster::ClusterView>,
+        security: Arc<crate::client::auth::ClientSecurity>,
+    ) -> Self {
         Self {
             cluster,
+            security,
             connections: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
@@ -182,11 +189,21 @@ impl KafkaPortMarkers {
         let mut conn = match kept {
             Some(c) => c,
             None => {
-                match crate::client::connection::Connection::open(&addr, CLIENT_ID, REMOTE_TIMEOUT)
-                    .await
+                match crate::client::connection::Connection::open_with(
+                    &addr,
+                    CLIENT_ID,
+                    REMOTE_TIMEOUT,
+                    &self.security,
+                )
+                .await
                 {
                     Ok(c) => c,
-                    Err(e) => return MarkerAppend::Retry(e.to_string()),
+                    Err(e) => {
+                        return match crate::security::inter_broker::refusal(&e) {
+                            Some(reason) => refused(owner, reason, &e.to_string()),
+                            None => MarkerAppend::Retry(e.to_string()),
+                        }
+                    }
                 }
             }
         };
@@ -212,8 +229,21 @@ impl KafkaPortMarkers {
             Some((_, Some(ErrorCode::None))) => MarkerAppend::Written,
             Some((_, Some(ErrorCode::InvalidProducerEpoch))) => MarkerAppend::Gone,
             Some((_, Some(ErrorCode::TransactionCoordinatorFenced))) => MarkerAppend::Fenced,
-            Some((code, _)) => MarkerAppend::Retry(format!("node {owner} answered error {code}")),
+            Some((code, known)) => match crate::security::inter_broker::refusal_code(code) {
+                Some(reason) => refused(owner, reason, known.map_or("", ErrorCode::name)),
+                None => MarkerAppend::Retry(format!("node {owner} answered error {code}")),
+            },
             None => MarkerAppend::Retry(format!("node {owner} did not answer the partition")),
         }
     }
+}
+
+/// A marker a peer refused for who this node is: counted, and retried like any failure (the
+/// operator may fix the credential or the ACL; the transaction then completes).
+fn refused(owner: i32, reason: &'static str, detail: &str) -> MarkerAppend {
+    crate::security::inter_broker::count_refusal("txn_markers", reason);
+    MarkerAppend::Retry(format!(
+        "node {owner} refused this node's inter-broker {reason} \
+         (--inter-broker-command-config, CLUSTER_ACTION): {detail}"
+    ))
 }

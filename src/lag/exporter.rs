@@ -56,6 +56,11 @@ pub async fn run_exporter(
         let mut failed_now = BTreeSet::new();
         for (node, error) in &round.failures {
             metrics::counter!(POLL_ERRORS_TOTAL, "node" => node.to_string()).increment(1);
+            if let super::log_offsets::PollError::Client(e) = error {
+                if let Some(reason) = crate::security::inter_broker::refusal(e) {
+                    crate::security::inter_broker::count_refusal("lag", reason);
+                }
+            }
             if !failing.contains(node) {
                 tracing::warn!(node, %error,
                     "cannot learn log offsets from a partition owner; its partitions' lag will show as unknown");

@@ -26,6 +26,7 @@ use kafka_protocol::messages::ApiKey;
 use tokio::task::JoinSet;
 
 use super::feed::{LogOffsets, RecordTime};
+use crate::client::auth::ClientSecurity;
 use crate::client::connection::Connection;
 use crate::client::offsets::list_offsets_request;
 use crate::client::record_times::{fetch_timestamps, timestamp_at};
@@ -89,6 +90,8 @@ pub struct LogOffsetsPoller {
     data: Arc<DataPlane>,
     /// Bound on one owner's answer.
     request_timeout: Duration,
+    /// How this node logs in on the owners' inter-broker listener.
+    security: Arc<ClientSecurity>,
     connections: HashMap<i32, PeerConnection>,
     /// Round in which each partition was last heard from.
     last_heard: HashMap<TopicPartition, u64>,
@@ -105,13 +108,15 @@ impl std::fmt::Debug for LogOffsetsPoller {
 }
 
 impl LogOffsetsPoller {
-    /// A poller for node `local_node`; `request_timeout` bounds each owner's answer.
+    /// A poller for node `local_node`; `request_timeout` bounds each owner's answer;
+    /// `security` is the node's credential on its peers' inter-broker listener.
     pub fn new(
         local_node: i32,
         catalog: Arc<dyn TopicCatalog>,
         cluster: Arc<dyn ClusterView>,
         data: Arc<DataPlane>,
         request_timeout: Duration,
+        security: Arc<ClientSecurity>,
     ) -> Self {
         LogOffsetsPoller {
             local_node,
@@ -119,6 +124,7 @@ impl LogOffsetsPoller {
             cluster,
             data,
             request_timeout,
+            security,
             connections: HashMap::new(),
             last_heard: HashMap::new(),
             round: 0,
@@ -191,10 +197,11 @@ impl LogOffsetsPoller {
                 .remove(&node)
                 .filter(|c| c.addr == addr && c.conn.is_usable());
             let timeout = self.request_timeout;
+            let security = self.security.clone();
             asks.spawn(async move {
                 let asked = tokio::time::timeout(
                     timeout,
-                    ask_owner(addr.clone(), kept, partitions, timeout),
+                    ask_owner(addr.clone(), kept, partitions, timeout, &security),
                 )
                 .await;
                 match asked {
@@ -298,8 +305,16 @@ impl LogOffsetsPoller {
                 .filter(|c| c.addr == addr && c.conn.is_usable());
             let mut conn = match kept {
                 Some(c) => c.conn,
-                None => match Connection::open(&addr, CLIENT_ID, self.request_timeout).await {
+                None => match Connection::open_with(
+                    &addr,
+                    CLIENT_ID,
+                    self.request_timeout,
+                    &self.security,
+                )
+                .await
+                {
                     Ok(c) => c,
+                    // The offsets poll of the same round reports (and counts) the failure.
                     Err(_) => continue,
                 },
             };
@@ -342,10 +357,11 @@ async fn ask_owner(
     kept: Option<PeerConnection>,
     partitions: Vec<TopicPartition>,
     timeout: Duration,
+    security: &ClientSecurity,
 ) -> (Option<Connection>, Result<Vec<LogOffsets>, PollError>) {
     let mut conn = match kept {
         Some(c) => c.conn,
-        None => match Connection::open(&addr, CLIENT_ID, timeout).await {
+        None => match Connection::open_with(&addr, CLIENT_ID, timeout, security).await {
             Ok(c) => c,
             Err(e) => return (None, Err(e.into())),
         },
@@ -390,6 +406,10 @@ async fn list(
     let mut out = HashMap::new();
     for t in response.topics {
         for p in t.partitions {
+            if let Some(reason) = crate::security::inter_broker::refusal_code(p.error_code) {
+                // The owner's authorizer refused this node's principal (DESCRIBE on the topic).
+                crate::security::inter_broker::count_refusal("lag", reason);
+            }
             if p.error_code == 0 && p.offset >= 0 {
                 out.insert(
                     TopicPartition::new(t.name.0.as_str(), p.partition_index),

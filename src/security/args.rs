@@ -116,4 +116,19 @@ pub struct SecurityArgs {
     /// (default: only super users may use it).
     #[arg(long)]
     pub allow_everyone_if_no_acl_found: bool,
+
+    /// Kafka's `inter.broker.listener.name`: the listener other nodes are called on for
+    /// transaction markers and lag (WriteTxnMarkers, ListOffsets). Peers are dialled at the
+    /// Kafka address the cluster membership records for them, their first listener's, so this
+    /// must name the first of `--listeners` (the default).
+    #[arg(long)]
+    pub inter_broker_listener_name: Option<String>,
+
+    /// This node's own client settings on the inter-broker listener, in `--command-config`
+    /// syntax (`security.protocol`, `sasl.mechanism`, `sasl.jaas.config`, `ssl.truststore.*`,
+    /// `ssl.keystore.*`): Kafka's `sasl.mechanism.inter.broker.protocol` with the listener's
+    /// JAAS login, or the broker's keystore. Needed in a cluster whose inter-broker listener is
+    /// not PLAINTEXT; the principal needs CLUSTER_ACTION on the cluster (a super user).
+    #[arg(long)]
+    pub inter_broker_command_config: Option<PathBuf>,
 }

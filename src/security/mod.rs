@@ -15,6 +15,7 @@ pub mod args;
 pub mod authorizer;
 pub mod credentials;
 pub mod http_basic;
+pub mod inter_broker;
 pub mod listeners;
 pub mod principal;
 pub mod sasl;

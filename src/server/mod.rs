@@ -353,6 +353,7 @@ impl Server {
                 Arc::new(Arc::new(
                     crate::group_coordinator::txn_marker_log::KafkaPortMarkers::new(
                         broker.cluster.clone(),
+                        broker.config.inter_broker.clone(),
                     ),
                 )),
             ),
@@ -369,6 +370,7 @@ impl Server {
             broker.data.clone(),
             // An owner's answer may take a while on a busy node; never wait past 5 s.
             interval.clamp(LAG_POLL_TIMEOUT_MIN, LAG_POLL_TIMEOUT_MAX),
+            broker.config.inter_broker.clone(),
         );
         let lag_task = tokio::spawn(crate::lag::run_exporter(
             lag,

@@ -78,6 +78,11 @@ pub struct StatusArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Client properties for the Kafka probe, as the other client commands take them
+    /// (`security.protocol`, `sasl.mechanism`, `sasl.jaas.config`, `ssl.truststore.*`,
+    /// `ssl.keystore.*`): needed when the nodes' Kafka addresses are TLS or SASL listeners.
+    #[arg(long)]
+    pub command_config: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +187,35 @@ pub async fn run(args: ClusterArgs, out: &mut dyn Write, err: &mut dyn Write) ->
     }
 }
 
+/// The Kafka probe's security settings from `--command-config`; an unreadable or unusable file
+/// is a usage error, keys the probe does not use are warned about as Kafka's tools do.
+fn kafka_security(
+    command_config: Option<&str>,
+    err: &mut dyn Write,
+) -> Result<std::sync::Arc<crate::client::auth::ClientSecurity>, i32> {
+    let Some(path) = command_config else {
+        return Ok(std::sync::Arc::default());
+    };
+    let usage = |e: crate::client::ClientError, err: &mut dyn Write| {
+        let _ = writeln!(
+            err,
+            "cohort cluster status: --command-config {}",
+            e.java_message()
+        );
+        exit::USAGE
+    };
+    let props = crate::client::config::read_properties_file(path).map_err(|e| usage(e, err))?;
+    let security =
+        crate::client::auth::ClientSecurity::from_properties(&props).map_err(|e| usage(e, err))?;
+    let unused: Vec<String> = props
+        .keys()
+        .filter(|k| !security.uses(k) && k.as_str() != "bootstrap.servers")
+        .cloned()
+        .collect();
+    crate::cli::entry::warn_unused(err, &unused);
+    Ok(std::sync::Arc::new(security))
+}
+
 fn check_addr(addr: &str) -> Result<(), String> {
     let ok = addr
         .rsplit_once(':')
@@ -199,7 +233,11 @@ async fn status(a: StatusArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 
         Err(code) => return code,
     };
     let timeout = Duration::from_millis(a.timeout_ms);
-    let report = match report::gather(&a.contact.bootstrap, &auth, timeout).await {
+    let security = match kafka_security(a.command_config.as_deref(), err) {
+        Ok(security) => security,
+        Err(code) => return code,
+    };
+    let report = match report::gather(&a.contact.bootstrap, &auth, timeout, security).await {
         Ok(r) => r,
         Err(e) => {
             let _ = writeln!(err, "cohort cluster status: {e}");

@@ -88,6 +88,7 @@ pub async fn gather(
     bootstrap: &[String],
     auth: &PeerAuth,
     timeout: Duration,
+    security: std::sync::Arc<crate::client::auth::ClientSecurity>,
 ) -> Result<ClusterReport, ReportError> {
     let (asked, view) = first_status(bootstrap, auth, timeout).await?;
     let members: Vec<(NodeId, NodeInfo, Member)> = view
@@ -103,10 +104,11 @@ pub async fn gather(
     let mut probes = tokio::task::JoinSet::new();
     for (index, (node_id, info, member)) in members.into_iter().enumerate() {
         let auth = auth.clone();
+        let security = security.clone();
         probes.spawn(async move {
             let (raft, kafka) = tokio::join!(
                 admin::status(&info.raft_addr, &auth, timeout),
-                kafka_view(&info.kafka_addr, timeout)
+                kafka_view(&info.kafka_addr, timeout, &security)
             );
             let report = NodeReport {
                 node_id,
@@ -133,10 +135,14 @@ pub async fn gather(
     })
 }
 
-/// Metadata (no topics) from the broker at `addr`.
-async fn kafka_view(addr: &str, timeout: Duration) -> Result<KafkaView, String> {
+/// Metadata (no topics) from the broker at `addr`, connecting as `security` says.
+async fn kafka_view(
+    addr: &str,
+    timeout: Duration,
+    security: &crate::client::auth::ClientSecurity,
+) -> Result<KafkaView, String> {
     let ask = async {
-        let mut conn = Connection::open(addr, "cohort-cluster", timeout)
+        let mut conn = Connection::open_with(addr, "cohort-cluster", timeout, security)
             .await
             .map_err(|e| e.to_string())?;
         let version = conn

@@ -251,6 +251,11 @@ impl TlsClient {
         })
     }
 
+    /// The rustls settings, for a blocking client (the data-plane benchmark).
+    pub fn rustls_config(&self) -> Arc<rustls::ClientConfig> {
+        self.config.clone()
+    }
+
     /// A connector with these settings.
     pub fn connector(&self) -> TlsConnector {
         TlsConnector::from(self.config.clone())
