@@ -25,7 +25,7 @@ use super::{fence_member, finish, heartbeat_interval_ms, session_timeout_ms, upg
 use crate::command::{ConsumerGroupHeartbeat, OwnedTopicPartitions};
 use crate::config::Config;
 use crate::group::topic_regex::TopicRegex;
-use crate::ids::{MemberId, TopicName};
+use crate::ids::{MemberId, TimestampMs, TopicName};
 use crate::index::GroupIndex;
 use crate::outcome::Outcome;
 use crate::record::assignment::Assignment;
@@ -539,24 +539,14 @@ fn join_or_heartbeat(
     let before = plan.current(&member_id);
     let assignment_changed = next.assigned != before.assigned || new_member;
     if next != before || plan.base.current.get(&member_id) != Some(&next) {
-        if next.state == MemberState::UnrevokedPartitions
-            && (before.state != MemberState::UnrevokedPartitions
-                || before.member_epoch != next.member_epoch)
-        {
-            cancel_rebalance_timer(&c.group_id, &member_id, &before, &mut timers);
-            timers.push(TimerOp::Set {
-                key: TimerKey::ConsumerRebalance {
-                    group_id: c.group_id.clone(),
-                    member_id: member_id.clone(),
-                    member_epoch: next.member_epoch,
-                },
-                at_ms: c
-                    .now_ms
-                    .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
-            });
-        } else if next.state != MemberState::UnrevokedPartitions {
-            cancel_rebalance_timer(&c.group_id, &member_id, &before, &mut timers);
-        }
+        update_rebalance_timer(
+            &c.group_id,
+            &member_id,
+            (&before, &next),
+            c.now_ms
+                .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
+            &mut timers,
+        );
     }
     if plan.base.current.get(&member_id) != Some(&next) {
         plan.set_current(&member_id, Some(next.clone()));
@@ -597,6 +587,33 @@ fn rejoined(current: CurrentAssignment) -> CurrentAssignment {
         state: MemberState::Stable,
         assigned: Assignment::new(),
         pending_revocation: Assignment::new(),
+    }
+}
+
+/// A member's revocation deadline follows its reconciliation: set when it enters
+/// UnrevokedPartitions (or moves to another epoch while in it), cancelled when it leaves.
+pub(crate) fn update_rebalance_timer(
+    group_id: &crate::ids::GroupId,
+    member_id: &MemberId,
+    (before, next): (&CurrentAssignment, &CurrentAssignment),
+    deadline: TimestampMs,
+    timers: &mut Vec<TimerOp>,
+) {
+    if next.state == MemberState::UnrevokedPartitions
+        && (before.state != MemberState::UnrevokedPartitions
+            || before.member_epoch != next.member_epoch)
+    {
+        cancel_rebalance_timer(group_id, member_id, before, timers);
+        timers.push(TimerOp::Set {
+            key: TimerKey::ConsumerRebalance {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+                member_epoch: next.member_epoch,
+            },
+            at_ms: deadline,
+        });
+    } else if next.state != MemberState::UnrevokedPartitions {
+        cancel_rebalance_timer(group_id, member_id, before, timers);
     }
 }
 

@@ -27,7 +27,7 @@
 use crate::command::{Heartbeat, JoinGroup, LeaveGroup, SyncGroup};
 use crate::config::{Config, MigrationPolicy};
 use crate::consumer_group::heartbeat::{
-    cancel_member_timers, cancel_rebalance_timer, mint_member_id,
+    cancel_member_timers, mint_member_id, update_rebalance_timer,
 };
 use crate::consumer_group::reconcile::Step;
 use crate::consumer_group::target::{maybe_assign, subscribed_ids};
@@ -272,24 +272,14 @@ pub(crate) fn join(
     // A member in a state of a newer version (`Fenced`) starts over, as a fenced one would.
     let next = step.run(is_free).unwrap_or_default();
     let before = plan.current(&member_id);
-    if next.state == MemberState::UnrevokedPartitions
-        && (before.state != MemberState::UnrevokedPartitions
-            || before.member_epoch != next.member_epoch)
-    {
-        cancel_rebalance_timer(&c.group_id, &member_id, &before, &mut timers);
-        timers.push(TimerOp::Set {
-            key: TimerKey::ConsumerRebalance {
-                group_id: c.group_id.clone(),
-                member_id: member_id.clone(),
-                member_epoch: next.member_epoch,
-            },
-            at_ms: c
-                .now_ms
-                .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
-        });
-    } else if next.state != MemberState::UnrevokedPartitions {
-        cancel_rebalance_timer(&c.group_id, &member_id, &before, &mut timers);
-    }
+    update_rebalance_timer(
+        &c.group_id,
+        &member_id,
+        (&before, &next),
+        c.now_ms
+            .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
+        &mut timers,
+    );
     if plan.base.current.get(&member_id) != Some(&next) {
         plan.set_current(&member_id, Some(next.clone()));
     }
