@@ -600,6 +600,10 @@ const NO_RULE: &[(&str, &str)] = &[
     ("--transaction-partition-verification-enable", "a boolean"),
     ("--join", "a boolean; clap refuses it with --peers"),
     ("--log-format", "clap refuses anything but text or json"),
+    (
+        "--group-consumer-migration-policy",
+        "clap refuses anything but Kafka's four policy names",
+    ),
 ];
 
 #[cfg(test)]
