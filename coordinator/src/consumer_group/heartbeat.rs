@@ -538,28 +538,17 @@ fn join_or_heartbeat(
     };
     let before = plan.current(&member_id);
     let assignment_changed = next.assigned != before.assigned || new_member;
-    if next != before || plan.base.current.get(&member_id) != Some(&next) {
-        update_rebalance_timer(
-            &c.group_id,
-            &member_id,
-            (&before, &next),
-            c.now_ms
-                .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
-            &mut timers,
-        );
-    }
-    if plan.base.current.get(&member_id) != Some(&next) {
-        plan.set_current(&member_id, Some(next.clone()));
-    }
-    timers.push(TimerOp::Set {
-        key: TimerKey::MemberHeartbeat {
-            group_id: c.group_id.clone(),
-            member_id: member_id.clone(),
-        },
-        at_ms: c
-            .now_ms
+    store_reconciled(
+        &mut plan,
+        &c.group_id,
+        &member_id,
+        (&before, &next),
+        c.now_ms
+            .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
+        c.now_ms
             .plus_ms(i64::from(session_timeout_ms(config, overrides))),
-    });
+        &mut timers,
+    );
 
     let full_request = joining
         || (c.rebalance_timeout_ms != -1
@@ -590,13 +579,16 @@ fn rejoined(current: CurrentAssignment) -> CurrentAssignment {
     }
 }
 
-/// A member's revocation deadline follows its reconciliation: set when it enters
-/// UnrevokedPartitions (or moves to another epoch while in it), cancelled when it leaves.
-pub(crate) fn update_rebalance_timer(
+/// Stores a member's reconciled assignment and moves its deadlines: the revocation deadline
+/// follows its reconciliation (set when it enters UnrevokedPartitions or moves to another epoch
+/// while in it, cancelled when it leaves; nothing when nothing changed), the session restarts.
+pub(crate) fn store_reconciled(
+    plan: &mut Plan,
     group_id: &crate::ids::GroupId,
     member_id: &MemberId,
     (before, next): (&CurrentAssignment, &CurrentAssignment),
-    deadline: TimestampMs,
+    rebalance_deadline: TimestampMs,
+    session_deadline: TimestampMs,
     timers: &mut Vec<TimerOp>,
 ) {
     if next.state == MemberState::UnrevokedPartitions
@@ -610,11 +602,21 @@ pub(crate) fn update_rebalance_timer(
                 member_id: member_id.clone(),
                 member_epoch: next.member_epoch,
             },
-            at_ms: deadline,
+            at_ms: rebalance_deadline,
         });
     } else if next.state != MemberState::UnrevokedPartitions {
         cancel_rebalance_timer(group_id, member_id, before, timers);
     }
+    if plan.base.current.get(member_id) != Some(next) {
+        plan.set_current(member_id, Some(next.clone()));
+    }
+    timers.push(TimerOp::Set {
+        key: TimerKey::MemberHeartbeat {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+        },
+        at_ms: session_deadline,
+    });
 }
 
 pub(crate) fn cancel_rebalance_timer(

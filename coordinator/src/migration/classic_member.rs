@@ -26,9 +26,7 @@
 
 use crate::command::{Heartbeat, JoinGroup, LeaveGroup, SyncGroup};
 use crate::config::{Config, MigrationPolicy};
-use crate::consumer_group::heartbeat::{
-    cancel_member_timers, mint_member_id, update_rebalance_timer,
-};
+use crate::consumer_group::heartbeat::{cancel_member_timers, mint_member_id, store_reconciled};
 use crate::consumer_group::reconcile::Step;
 use crate::consumer_group::target::{maybe_assign, subscribed_ids};
 use crate::consumer_group::upgrade::by_id;
@@ -272,24 +270,16 @@ pub(crate) fn join(
     // A member in a state of a newer version (`Fenced`) starts over, as a fenced one would.
     let next = step.run(is_free).unwrap_or_default();
     let before = plan.current(&member_id);
-    update_rebalance_timer(
+    store_reconciled(
+        &mut plan,
         &c.group_id,
         &member_id,
         (&before, &next),
         c.now_ms
             .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
+        c.now_ms.plus_ms(i64::from(c.session_timeout_ms.max(0))),
         &mut timers,
     );
-    if plan.base.current.get(&member_id) != Some(&next) {
-        plan.set_current(&member_id, Some(next.clone()));
-    }
-    timers.push(TimerOp::Set {
-        key: TimerKey::MemberHeartbeat {
-            group_id: c.group_id.clone(),
-            member_id: member_id.clone(),
-        },
-        at_ms: c.now_ms.plus_ms(i64::from(c.session_timeout_ms.max(0))),
-    });
     let response = JoinResponse {
         error: None,
         generation: crate::ids::Generation(next.member_epoch),
