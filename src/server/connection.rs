@@ -40,7 +40,7 @@ use super::front::Front;
 use super::listener::Listener;
 use super::reauth::{Reauth, Session, Verdict};
 use super::request_memory::RequestBytes;
-use super::send_records::{write_all_within, write_spliced, SendError, Transport};
+use super::send_records::{write_all_within, SendError, Transport};
 use crate::broker::Broker;
 use crate::data::FetchRecords;
 use crate::handlers::{self, api_name, loading, produce, Reply, RequestContext};
@@ -590,7 +590,9 @@ impl<S: Transport> Connection<S> {
                 Ok(true)
             }
             Outgoing::Spliced(frame) => {
-                write_spliced(&mut self.stream, frame, self.send_timeout).await?;
+                self.stream
+                    .write_records_frame(frame, self.send_timeout)
+                    .await?;
                 Ok(true)
             }
             Outgoing::Nothing => Ok(true),

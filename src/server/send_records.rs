@@ -13,9 +13,16 @@
 //! truncation since the read ends the connection instead of sending a short or changed frame
 //! (the client retries on a new connection).
 //!
-//! Over TLS the bytes must pass through the cipher, so [`Transport::send_file`] copies them
-//! from the file in chunks instead (as Kafka's `SslTransportLayer` does); plain TCP keeps
-//! `sendfile`.
+//! Over TLS the bytes must pass through the cipher, so the frame is staged instead (as Kafka's
+//! `SslTransportLayer` copies file bytes through its buffers): encoded bytes, batch heads and
+//! file ranges are gathered into one buffer per answer, file ranges read straight into it, and
+//! the buffer handed to the TLS stream whenever it is full. A Fetch answer is thousands of
+//! batches; staging makes it a few large TLS writes (big records, few socket writes) instead of
+//! two small writes, a buffer allocation and a timer per batch.
+//!
+//! ```text
+//!  TLS: [frame head][prefix][head 1][rest of batch 1 (pread)][head 2][rest 2].. ─ 256 KiB ─► TLS
+//! ```
 //!
 //! Every wait for the socket is bounded by the send timeout: a client that takes no byte of
 //! its answer for that long is disconnected, so it cannot hold its task, its request memory
@@ -60,16 +67,17 @@ pub enum SendError {
     },
 }
 
-/// Bytes of a segment file copied per write over TLS.
-const TLS_FILE_CHUNK_BYTES: usize = 256 << 10;
+/// Bytes of an answer staged per TLS write.
+const TLS_STAGE_BYTES: usize = 256 << 10;
 
 /// A connection's byte stream: plain TCP or TLS over it. The connection code is written once
 /// over this; only how segment-file bytes leave differs.
 pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {
-    /// Writes `slice` of a segment file to the peer; no progress for `stall` fails it.
-    fn send_file(
+    /// Writes a Fetch answer whose records may still be in segment files, every piece in
+    /// order, and flushes it; no progress for `stall` fails it.
+    fn write_records_frame(
         &mut self,
-        slice: &FileSlice,
+        frame: SplicedFrame<FetchRecords>,
         stall: Duration,
     ) -> impl std::future::Future<Output = Result<(), SendError>> + Send;
 
@@ -82,8 +90,12 @@ pub trait Transport: AsyncRead + AsyncWrite + Unpin + Send + 'static {
 }
 
 impl Transport for TcpStream {
-    async fn send_file(&mut self, slice: &FileSlice, stall: Duration) -> Result<(), SendError> {
-        send_file(self, slice, stall).await
+    async fn write_records_frame(
+        &mut self,
+        frame: SplicedFrame<FetchRecords>,
+        stall: Duration,
+    ) -> Result<(), SendError> {
+        write_spliced_sendfile(self, frame, stall).await
     }
 
     async fn flush_within(&mut self, _stall: Duration) -> Result<(), SendError> {
@@ -92,8 +104,13 @@ impl Transport for TcpStream {
 }
 
 impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
-    async fn send_file(&mut self, slice: &FileSlice, stall: Duration) -> Result<(), SendError> {
-        copy_file(self, slice, stall).await
+    async fn write_records_frame(
+        &mut self,
+        frame: SplicedFrame<FetchRecords>,
+        stall: Duration,
+    ) -> Result<(), SendError> {
+        write_spliced_staged(self, frame, stall).await?;
+        self.flush_within(stall).await
     }
 
     async fn flush_within(&mut self, stall: Duration) -> Result<(), SendError> {
@@ -123,9 +140,10 @@ pub async fn write_all_within<B: Buf, W: AsyncWrite + Unpin>(
     Ok(())
 }
 
-/// Writes `frame` to `stream`, every piece in order; no progress for `stall` fails it.
-pub async fn write_spliced<S: Transport>(
-    stream: &mut S,
+/// Writes `frame` to a plain TCP stream, every piece in order: encoded bytes and batch heads
+/// with vectored writes, file ranges with `sendfile`; no progress for `stall` fails it.
+async fn write_spliced_sendfile(
+    stream: &mut TcpStream,
     frame: SplicedFrame<FetchRecords>,
     stall: Duration,
 ) -> Result<(), SendError> {
@@ -139,48 +157,120 @@ pub async fn write_spliced<S: Transport>(
                         RecordPart::Memory(b) => pending.push(b.clone()),
                         RecordPart::File(slice) => {
                             write_all_within(stream, &mut pending, stall).await?;
-                            stream.send_file(slice, stall).await?;
+                            send_file(stream, slice, stall).await?;
                         }
                     }
                 }
             }
         }
     }
-    write_all_within(stream, &mut pending, stall).await?;
-    stream.flush_within(stall).await
+    write_all_within(stream, &mut pending, stall).await
 }
 
-/// Copies `slice` through the stream in chunks (TLS: the bytes must be encrypted). The reads
-/// come from the page cache as `sendfile`'s would; a file found shorter ends the answer.
-async fn copy_file<W: AsyncWrite + Unpin>(
+/// Writes `frame` through a stream that must see every byte (TLS), staged: pieces are gathered
+/// into one buffer, file ranges read straight into it, and the buffer written whenever it is
+/// full. The caller flushes.
+async fn write_spliced_staged<W: AsyncWrite + Unpin>(
     stream: &mut W,
-    slice: &FileSlice,
+    frame: SplicedFrame<FetchRecords>,
     stall: Duration,
 ) -> Result<(), SendError> {
-    use std::os::unix::fs::FileExt;
-    let end = slice.position() + slice.len() as u64;
-    let mut position = slice.position();
-    let mut chunk = vec![0u8; TLS_FILE_CHUNK_BYTES.min(slice.len())];
-    while position < end {
-        let want = ((end - position) as usize).min(chunk.len());
-        let buf = &mut chunk[..want];
-        match slice.with_file(|file| file.read_exact_at(buf, position)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return Err(SendError::ShortFile {
-                    path: slice.path().to_owned(),
-                    at: position,
-                    missing: end - position,
-                })
+    let mut stage = Stage::new(frame.len().min(TLS_STAGE_BYTES));
+    for piece in frame.into_pieces() {
+        match piece {
+            Piece::Bytes(b) => stage.put(stream, &b, stall).await?,
+            Piece::Records(records) => {
+                for part in records.parts() {
+                    match part {
+                        RecordPart::Memory(b) => stage.put(stream, b, stall).await?,
+                        RecordPart::File(slice) => stage.put_file(stream, slice, stall).await?,
+                    }
+                }
             }
-            Ok(Err(e)) => return Err(e.into()),
-            Err(cut) => return Err(cut.into()),
         }
-        let mut bytes = &chunk[..want];
-        write_all_within(stream, &mut bytes, stall).await?;
-        position += want as u64;
     }
-    Ok(())
+    stage.drain(stream, stall).await
+}
+
+/// The staging buffer of one answer: `buf[..filled]` is waiting to be written.
+struct Stage {
+    buf: Vec<u8>,
+    filled: usize,
+}
+
+impl Stage {
+    fn new(capacity: usize) -> Stage {
+        Stage {
+            buf: vec![0u8; capacity.max(1)],
+            filled: 0,
+        }
+    }
+
+    /// Writes out what is staged.
+    async fn drain<W: AsyncWrite + Unpin>(
+        &mut self,
+        stream: &mut W,
+        stall: Duration,
+    ) -> Result<(), SendError> {
+        let mut staged = &self.buf[..self.filled];
+        write_all_within(stream, &mut staged, stall).await?;
+        self.filled = 0;
+        Ok(())
+    }
+
+    /// Stages `bytes`, writing out whenever the buffer fills.
+    async fn put<W: AsyncWrite + Unpin>(
+        &mut self,
+        stream: &mut W,
+        mut bytes: &[u8],
+        stall: Duration,
+    ) -> Result<(), SendError> {
+        while !bytes.is_empty() {
+            if self.filled == self.buf.len() {
+                self.drain(stream, stall).await?;
+            }
+            let n = bytes.len().min(self.buf.len() - self.filled);
+            self.buf[self.filled..self.filled + n].copy_from_slice(&bytes[..n]);
+            self.filled += n;
+            bytes = &bytes[n..];
+        }
+        Ok(())
+    }
+
+    /// Stages `slice` of a segment file, read straight into the buffer (from the page cache,
+    /// as `sendfile`'s reads would be); a file found shorter ends the answer.
+    async fn put_file<W: AsyncWrite + Unpin>(
+        &mut self,
+        stream: &mut W,
+        slice: &FileSlice,
+        stall: Duration,
+    ) -> Result<(), SendError> {
+        use std::os::unix::fs::FileExt;
+        let end = slice.position() + slice.len() as u64;
+        let mut position = slice.position();
+        while position < end {
+            if self.filled == self.buf.len() {
+                self.drain(stream, stall).await?;
+            }
+            let want = ((end - position) as usize).min(self.buf.len() - self.filled);
+            let buf = &mut self.buf[self.filled..self.filled + want];
+            match slice.with_file(|file| file.read_exact_at(buf, position)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    return Err(SendError::ShortFile {
+                        path: slice.path().to_owned(),
+                        at: position,
+                        missing: end - position,
+                    })
+                }
+                Ok(Err(e)) => return Err(e.into()),
+                Err(cut) => return Err(cut.into()),
+            }
+            self.filled += want;
+            position += want as u64;
+        }
+        Ok(())
+    }
 }
 
 /// Sends `slice` with `sendfile(2)`, waiting (at most `stall` each time) for the socket
