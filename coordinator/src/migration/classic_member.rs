@@ -5,20 +5,29 @@
 //! target; the classic calls are only its way of asking.
 //!
 //! ```text
-//!   JoinGroup ─▶ subscription decoded ─▶ member record (+ classic protocols, session)
-//!              ─▶ group epoch + 1 if the subscription changed ─▶ target ─▶ reconcile with the
-//!                 owned partitions the subscription reports ─▶ answered at once:
-//!                 generation = member epoch, no leader, no member list (nothing to assign)
-//!   SyncGroup ─▶ the member's assigned partitions, ConsumerProtocol-encoded (no record)
-//!   Heartbeat ─▶ REBALANCE_IN_PROGRESS while the member must rejoin to move on (read only)
+//!   JoinGroup ─▶ member resolved ─▶ subscription decoded ─▶ member record (+ classic protocols,
+//!              session) ─▶ group epoch + 1 if the subscription changed ─▶ target ─▶ reconcile
+//!              with the owned partitions the subscription reports ─▶ answered at once:
+//!              generation = member epoch, no leader, no member list (nothing to assign);
+//!              join deadline cancelled, sync deadline armed (rebalance timeout)
+//!              (a static member replacing the last consumer-protocol member: downgrade.rs)
+//!   SyncGroup ─▶ the member's assigned partitions, ConsumerProtocol-encoded (no record);
+//!                sync deadline cancelled
+//!   Heartbeat ─▶ REBALANCE_IN_PROGRESS while the member must rejoin (read only); the join
+//!                deadline armed if absent (so does SyncGroup's REBALANCE_IN_PROGRESS)
 //!   LeaveGroup ─▶ members removed, group epoch + 1, target recomputed
+//!   join/sync deadline fires ─▶ the member fenced as a session expiry would (consumer_group::timers)
 //! ```
+//!
+//! Errors in Kafka's order (Kafka 4.x `GroupMetadataManager`, with KAFKA-20640 and
+//! KAFKA-20662). JoinGroup errors Kafka throws are answered without a member id; only
+//! MEMBER_ID_REQUIRED carries the minted one.
 //!
 //! | error                          | when                                                    |
 //! |--------------------------------|---------------------------------------------------------|
-//! | INCONSISTENT_GROUP_PROTOCOL    | the policy is `disabled` (KAFKA-20640); protocol type not `consumer` or no protocol every classic member supports; a malformed subscription; SyncGroup's type/name differ |
-//! | MEMBER_ID_REQUIRED             | a dynamic member without id on JoinGroup v4+            |
+//! | INCONSISTENT_GROUP_PROTOCOL    | JoinGroup under policy `disabled`, before anything else (KAFKA-20640: new, rejoining and replacing members alike); protocol type not `consumer` or no protocol every classic member supports; a subscription that does not decode, checked once the member is resolved (KAFKA-20662); SyncGroup's type/name differ |
 //! | GROUP_MAX_SIZE_REACHED         | a new member and `group.consumer.max.size` members       |
+//! | MEMBER_ID_REQUIRED             | a dynamic member without id on JoinGroup v4+            |
 //! | UNKNOWN_MEMBER_ID              | no such member; a consumer-protocol member's id; an unknown instance id |
 //! | FENCED_INSTANCE_ID             | the instance id belongs to another member id            |
 //! | ILLEGAL_GENERATION             | SyncGroup/Heartbeat generation ≠ the member's epoch      |
