@@ -107,7 +107,11 @@ impl CoordinatorState {
                 TimerKey::TransactionTimeout { transactional_id } => {
                     transactions::timed_out(txns, transactional_id, *now_ms)
                 }
-                TimerKey::ConsumerRebalance { .. } => consumer_timer(config, groups, key, *now_ms),
+                TimerKey::ConsumerRebalance { .. }
+                | TimerKey::ClassicMemberJoin { .. }
+                | TimerKey::ClassicMemberSync { .. } => {
+                    consumer_timer(config, groups, key, *now_ms)
+                }
                 TimerKey::MemberHeartbeat { group_id, .. }
                     if groups.consumer_group(group_id.as_str()).is_some() =>
                 {
@@ -550,8 +554,9 @@ fn consumer_heartbeat(config: &Config, groups: &GroupIndex, c: &ConsumerGroupHea
     }
 }
 
-/// A consumer member's session or revocation deadline: the member is fenced, and a group
-/// left with classic members only is downgraded when the policy allows.
+/// A consumer-group member's session, revocation, or (classic member) join or sync deadline:
+/// the member is fenced, and a group left with classic members only is downgraded when the
+/// policy allows.
 fn consumer_timer(
     config: &Config,
     groups: &GroupIndex,
@@ -564,6 +569,16 @@ fn consumer_timer(
         member_id,
     }
     | TimerKey::ConsumerRebalance {
+        group_id,
+        member_id,
+        ..
+    }
+    | TimerKey::ClassicMemberJoin {
+        group_id,
+        member_id,
+        ..
+    }
+    | TimerKey::ClassicMemberSync {
         group_id,
         member_id,
         ..

@@ -43,6 +43,26 @@ pub enum TimerKey {
     /// producer fenced). The start time is in the transaction's record, so a firing for a
     /// transaction that has since completed or restarted is re-checked and re-armed.
     TransactionTimeout { transactional_id: TransactionalId },
+    /// Kafka's join timeout of a classic member of a consumer group: told at `member_epoch`
+    /// to rejoin (REBALANCE_IN_PROGRESS), it must send JoinGroup within its rebalance timeout
+    /// or it is fenced. Armed only if absent (`TimerOp::SetIfAbsent`: being told again does
+    /// not move it), cancelled by its JoinGroup. Soft state: a new leader re-arms it for the
+    /// classic members that must rejoin; a firing once the member has left that epoch is a
+    /// no-op.
+    ClassicMemberJoin {
+        group_id: GroupId,
+        member_id: MemberId,
+        member_epoch: i32,
+    },
+    /// Kafka's sync timeout of a classic member of a consumer group: answered JoinGroup at
+    /// `member_epoch`, it must send SyncGroup within the rebalance timeout of that join or it
+    /// is fenced. Cancelled by its SyncGroup. Not re-armed by a new leader (SyncGroup writes
+    /// nothing, so the state cannot tell who has synced; Kafka's `onLoaded` does not either).
+    ClassicMemberSync {
+        group_id: GroupId,
+        member_id: MemberId,
+        member_epoch: i32,
+    },
 }
 
 impl TimerKey {
@@ -53,7 +73,9 @@ impl TimerKey {
             TimerKey::JoinPhase { group_id, .. }
             | TimerKey::SyncPhase { group_id, .. }
             | TimerKey::MemberHeartbeat { group_id, .. }
-            | TimerKey::ConsumerRebalance { group_id, .. } => Some(group_id),
+            | TimerKey::ConsumerRebalance { group_id, .. }
+            | TimerKey::ClassicMemberJoin { group_id, .. }
+            | TimerKey::ClassicMemberSync { group_id, .. } => Some(group_id),
             TimerKey::OffsetsRetention | TimerKey::TransactionTimeout { .. } => None,
         }
     }
@@ -63,6 +85,27 @@ impl TimerKey {
 /// `WriteCommand::TimerFired { key, now_ms }`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TimerOp {
-    Set { key: TimerKey, at_ms: TimestampMs },
-    Cancel { key: TimerKey },
+    Set {
+        key: TimerKey,
+        at_ms: TimestampMs,
+    },
+    Cancel {
+        key: TimerKey,
+    },
+    /// Arms `key` only if it is not armed already (Kafka's `scheduleIfAbsent`).
+    SetIfAbsent {
+        key: TimerKey,
+        at_ms: TimestampMs,
+    },
+}
+
+impl TimerOp {
+    /// The timer the operation names.
+    pub fn key(&self) -> &TimerKey {
+        match self {
+            TimerOp::Set { key, .. }
+            | TimerOp::Cancel { key }
+            | TimerOp::SetIfAbsent { key, .. } => key,
+        }
+    }
 }

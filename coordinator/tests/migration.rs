@@ -471,7 +471,8 @@ fn the_last_consumer_member_leaving_downgrades_the_group_and_it_rebalances_as_cl
 fn a_fenced_last_consumer_member_downgrades_the_group_too() {
     let mut h = harness(MigrationPolicy::Bidirectional);
     let (classic, _, _client) = upgraded(&mut h);
-    // The consumer member stops heartbeating; the classic ones keep theirs alive.
+    // The consumer member stops heartbeating; the classic ones keep theirs alive, and rejoin
+    // when told to (else their join deadline would fence them first).
     for _ in 0..6 {
         h.advance(8_000);
         for m in &classic {
@@ -479,7 +480,12 @@ fn a_fenced_last_consumer_member_downgrades_the_group_too() {
                 Some(cg) => cg.current_of(&MemberId::from(m.as_str())).member_epoch,
                 None => h.generation(),
             };
-            let _ = h.heartbeat(m, generation);
+            let told = h.heartbeat(m, generation);
+            if told == Err(ErrorKind::RebalanceInProgress)
+                && h.state.consumer_group(&GROUP.into()).is_some()
+            {
+                classic_rejoin(&mut h, m);
+            }
         }
     }
     assert!(
@@ -525,4 +531,396 @@ fn empty_groups_change_protocol_whatever_the_policy() {
     );
     assert!(h.state.consumer_group(&GROUP.into()).is_none());
     assert_eq!(h.group().members.len(), 1);
+}
+
+// ---- Join and sync deadlines of classic members (Kafka's `consumerGroupJoinKey`,
+// `consumerGroupSyncKey`), the downgrade by a static replacement, malformed subscriptions.
+
+fn epoch_of(h: &Harness, member: &str) -> i32 {
+    h.cg(GROUP).current_of(&MemberId::from(member)).member_epoch
+}
+
+fn join_key(member: &str, member_epoch: i32) -> TimerKey {
+    TimerKey::ClassicMemberJoin {
+        group_id: GROUP.into(),
+        member_id: member.into(),
+        member_epoch,
+    }
+}
+
+fn sync_key(member: &str, member_epoch: i32) -> TimerKey {
+    TimerKey::ClassicMemberSync {
+        group_id: GROUP.into(),
+        member_id: member.into(),
+        member_epoch,
+    }
+}
+
+/// Moves the clock by `ms` in 5 s steps, keeping alive the consumer-protocol `client` and the
+/// classic `members` (each rejoining when told to); `idle` only heartbeats, never rejoining.
+fn keep_alive(h: &mut Harness, ms: i64, client: &mut Client, members: &[&str], idle: &[&str]) {
+    let mut left = ms;
+    while left > 0 {
+        let step = left.min(5_000);
+        h.advance(step);
+        left -= step;
+        client.beat(h);
+        for m in members {
+            let epoch = epoch_of(h, m);
+            if h.heartbeat(m, epoch) == Err(ErrorKind::RebalanceInProgress) {
+                classic_rejoin(h, m);
+            }
+        }
+        for m in idle {
+            if h.cg(GROUP).members.contains_key(&MemberId::from(*m)) {
+                let epoch = epoch_of(h, m);
+                let _ = h.heartbeat(m, epoch);
+            }
+        }
+    }
+}
+
+/// A mixed group where classic member `a` has just been told to rejoin (and `b` has caught
+/// up). Returns (a, b, the consumer client, a's epoch when told).
+fn told_to_rejoin(h: &mut Harness) -> (String, String, Client, i32) {
+    let (classic, _, client) = upgraded(h);
+    let (a, b) = (classic[0].clone(), classic[1].clone());
+    classic_rejoin(h, &b);
+    let told_at = epoch_of(h, &a);
+    assert_eq!(
+        h.heartbeat(&a, told_at),
+        Err(ErrorKind::RebalanceInProgress)
+    );
+    (a, b, client, told_at)
+}
+
+#[test]
+fn a_classic_member_told_to_rejoin_that_does_not_is_fenced_at_its_rebalance_timeout() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (a, b, mut client, told_at) = told_to_rejoin(&mut h);
+    let key = join_key(&a, told_at);
+    let deadline = h.timers[&key];
+    assert_eq!(deadline.0, h.now + 30_000, "its rebalance timeout");
+    // Told again, by heartbeat or SyncGroup: the deadline does not move (armed if absent).
+    h.advance(4_000);
+    assert_eq!(
+        h.heartbeat(&a, told_at),
+        Err(ErrorKind::RebalanceInProgress)
+    );
+    let sync = sync_reply(&h.sync_full(GROUP, &a, None, told_at, None, None, &[]));
+    assert_eq!(sync.error, Some(ErrorKind::RebalanceInProgress));
+    assert_eq!(h.timers[&key], deadline);
+    // Its session stays alive; its join deadline does not.
+    let until = deadline.0 - 1 - h.now;
+    keep_alive(&mut h, until, &mut client, &[&b], &[&a]);
+    assert!(h
+        .cg(GROUP)
+        .members
+        .contains_key(&MemberId::from(a.as_str())));
+    let epoch = h.cg(GROUP).group_epoch();
+    let fired = h.write(WriteCommand::TimerFired {
+        key: key.clone(),
+        now_ms: TimestampMs(deadline.0),
+    });
+    assert!(!fired.records.is_empty());
+    let cg = h.cg(GROUP);
+    assert!(
+        !cg.members.contains_key(&MemberId::from(a.as_str())),
+        "fenced"
+    );
+    assert_eq!(cg.group_epoch(), epoch + 1, "the group epoch moves on");
+    assert_eq!(cg.members.len(), 2);
+    assert!(
+        !h.timers.keys().any(
+            |k| matches!(k, TimerKey::MemberHeartbeat { member_id, .. } if member_id.as_str() == a)
+        ),
+        "its timers end with it"
+    );
+}
+
+#[test]
+fn a_classic_member_that_rejoins_in_time_cancels_its_join_deadline_and_a_stale_firing_is_a_no_op() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (a, b, mut client, told_at) = told_to_rejoin(&mut h);
+    let key = join_key(&a, told_at);
+    assert!(h.timers.contains_key(&key));
+    h.advance(3_000);
+    classic_rejoin(&mut h, &a);
+    assert!(!h.timers.contains_key(&key), "its JoinGroup cancels it");
+    assert_ne!(epoch_of(&h, &a), told_at, "it moved to the group's epoch");
+    keep_alive(&mut h, 40_000, &mut client, &[&a, &b], &[]);
+    assert_eq!(h.cg(GROUP).members.len(), 3, "nobody was fenced");
+    // A firing of the deadline it met (the member has left that epoch) changes nothing.
+    let stale = h.write(WriteCommand::TimerFired {
+        key,
+        now_ms: h.now_ms(),
+    });
+    assert!(stale.records.is_empty(), "{:?}", stale.records);
+    assert_eq!(h.cg(GROUP).members.len(), 3);
+    // Nor does one for a member that has left the group.
+    let epoch = epoch_of(&h, &a);
+    h.leave(&[(a.as_str(), None)]);
+    let gone = h.write(WriteCommand::TimerFired {
+        key: join_key(&a, epoch),
+        now_ms: h.now_ms(),
+    });
+    assert!(gone.records.is_empty());
+}
+
+#[test]
+fn a_new_leader_re_arms_the_join_deadline_of_classic_members_told_to_rejoin_but_no_sync_deadline() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (a, b, _client, told_at) = told_to_rejoin(&mut h);
+    let replica = replay_all(&h.config, &h.records);
+    let later = TimestampMs(h.now + 7);
+    let timers = replica.timers_to_arm(later);
+    assert!(timers.contains(&TimerOp::SetIfAbsent {
+        key: join_key(&a, told_at),
+        at_ms: TimestampMs(later.0 + 30_000),
+    }));
+    assert!(
+        !timers
+            .iter()
+            .any(|t| matches!(t.key(), TimerKey::ClassicMemberJoin { member_id, .. } if member_id.as_str() == b)),
+        "b is up to date"
+    );
+    assert!(
+        !timers
+            .iter()
+            .any(|t| matches!(t.key(), TimerKey::ClassicMemberSync { .. })),
+        "whether a member has synced is not in the state"
+    );
+}
+
+/// A consumer group of one consumer-protocol member, joined by a classic member (JoinGroup
+/// v3: no MEMBER_ID_REQUIRED round). Returns (client, the classic member, its generation).
+fn joined_not_synced(h: &mut Harness) -> (Client, String, i32) {
+    let client = Client::join(h, "c1");
+    let join = join_reply(&h.join(JoinReq::new("").version(3)));
+    assert_eq!(join.error, None, "{join:?}");
+    (
+        client,
+        join.member_id.as_str().to_owned(),
+        join.generation.0,
+    )
+}
+
+#[test]
+fn a_classic_member_that_joins_and_never_syncs_is_fenced_at_its_rebalance_timeout() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (mut client, m, generation) = joined_not_synced(&mut h);
+    let key = sync_key(&m, generation);
+    let deadline = h.timers[&key];
+    assert_eq!(deadline.0, h.now + 30_000);
+    let until = deadline.0 - 1 - h.now;
+    keep_alive(&mut h, until, &mut client, &[], &[&m]);
+    assert!(h
+        .cg(GROUP)
+        .members
+        .contains_key(&MemberId::from(m.as_str())));
+    let epoch = h.cg(GROUP).group_epoch();
+    h.advance(1);
+    let cg = h.cg(GROUP);
+    assert!(
+        !cg.members.contains_key(&MemberId::from(m.as_str())),
+        "fenced"
+    );
+    assert_eq!(cg.group_epoch(), epoch + 1);
+}
+
+#[test]
+fn a_classic_member_that_syncs_cancels_its_sync_deadline_and_a_stale_firing_is_a_no_op() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (mut client, m, generation) = joined_not_synced(&mut h);
+    let key = sync_key(&m, generation);
+    h.advance(2_000);
+    let sync = sync_reply(&h.sync_full(GROUP, &m, None, generation, None, None, &[]));
+    assert_eq!(sync.error, None, "{sync:?}");
+    assert!(!h.timers.contains_key(&key), "its SyncGroup cancels it");
+    keep_alive(&mut h, 40_000, &mut client, &[&m], &[]);
+    assert!(h
+        .cg(GROUP)
+        .members
+        .contains_key(&MemberId::from(m.as_str())));
+    // A sync deadline of an epoch the member has since left changes nothing.
+    let now = epoch_of(&h, &m);
+    let stale = h.write(WriteCommand::TimerFired {
+        key: sync_key(&m, now - 1),
+        now_ms: h.now_ms(),
+    });
+    assert!(stale.records.is_empty());
+}
+
+#[test]
+fn a_static_classic_member_replacing_the_last_consumer_member_downgrades_the_group() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let (classic, _) = classic_pair(&mut h);
+    let r = h.cg_heartbeat(&Hb::join("c1", &[TOPIC]).instance("i1"));
+    assert_eq!(r.error, None);
+    // The classic members catch up, so the consumer member gets its share.
+    for m in &classic {
+        classic_rejoin(&mut h, m);
+    }
+    let mut client = Client {
+        member: "c1".into(),
+        epoch: r.member_epoch,
+        owned: r.assignment.clone().unwrap_or_default(),
+    };
+    for _ in 0..3 {
+        client.beat(&mut h);
+        for m in &classic {
+            let e = epoch_of(&h, m);
+            if h.heartbeat(m, e) == Err(ErrorKind::RebalanceInProgress) {
+                classic_rejoin(&mut h, m);
+            }
+        }
+    }
+    let cg = h.cg(GROUP).clone();
+    let target: Vec<i32> = cg
+        .target_of(&MemberId::from("c1"))
+        .iter()
+        .map(|(_, p)| p.0)
+        .collect();
+    assert!(!target.is_empty(), "c1 has partitions");
+    h.add_follower_from_snapshot();
+    // c1 restarts with the classic protocol under its instance id.
+    let join = join_reply(&h.join(JoinReq::new("").instance("i1")));
+    assert_eq!(join.error, None, "{join:?}");
+    assert!(
+        h.state.consumer_group(&GROUP.into()).is_none(),
+        "downgraded"
+    );
+    let group = h.group();
+    assert_eq!(
+        group.state,
+        GroupState::Stable,
+        "the same subscription: no rebalance (KAFKA-20273)"
+    );
+    assert_eq!(group.generation.0, cg.group_epoch());
+    assert_eq!(
+        join.generation.0,
+        cg.group_epoch(),
+        "reconciled to the target"
+    );
+    assert_eq!(group.members.len(), 3);
+    assert!(!group.members.contains_key(&MemberId::from("c1")));
+    let joined = &group.members[&join.member_id];
+    assert_eq!(
+        joined.group_instance_id.as_ref().map(|i| i.as_str()),
+        Some("i1")
+    );
+    let mut got = decoded(&joined.assignment);
+    got.sort();
+    let mut want = target.clone();
+    want.sort();
+    assert_eq!(got, want, "it takes the replaced member's target");
+    // It syncs with the classic group at the generation it was given.
+    let sync = sync_reply(&h.sync_full(
+        GROUP,
+        join.member_id.as_str(),
+        Some("i1"),
+        join.generation.0,
+        Some("consumer"),
+        Some("range"),
+        &[],
+    ));
+    assert_eq!(sync.error, None, "{sync:?}");
+    let mut synced = decoded(&sync.assignment);
+    synced.sort();
+    assert_eq!(synced, want);
+}
+
+#[test]
+fn a_static_replacement_with_another_subscription_downgrades_into_a_rebalance() {
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    h.topics_changed(&[("audit", 2, 2)], &[]);
+    classic_pair(&mut h);
+    let r = h.cg_heartbeat(&Hb::join("c1", &[TOPIC]).instance("i1"));
+    assert_eq!(r.error, None);
+    let epoch = h.cg(GROUP).group_epoch();
+    let join = join_reply(
+        &h.join(
+            JoinReq::new("")
+                .instance("i1")
+                .protocols(&[("range", subscription(&[TOPIC, "audit"]))]),
+        ),
+    );
+    assert_eq!(join.error, None, "{join:?}");
+    assert_eq!(join.generation.0, 0, "not reconciled: the group rebalances");
+    assert!(h.state.consumer_group(&GROUP.into()).is_none());
+    let group = h.group();
+    assert_eq!(group.state, GroupState::PreparingRebalance);
+    assert_eq!(group.generation.0, epoch, "the epoch before the join");
+}
+
+#[test]
+fn without_downgrade_in_the_policy_a_static_replacement_keeps_the_consumer_group() {
+    let mut h = harness(MigrationPolicy::Upgrade);
+    classic_pair(&mut h);
+    let r = h.cg_heartbeat(&Hb::join("c1", &[TOPIC]).instance("i1"));
+    assert_eq!(r.error, None);
+    let join = join_reply(&h.join(JoinReq::new("").instance("i1")));
+    assert_eq!(join.error, None, "{join:?}");
+    let cg = h.cg(GROUP);
+    assert_eq!(cg.members.len(), 3);
+    assert_eq!(
+        cg.classic_member_count(),
+        3,
+        "all classic, still a consumer group"
+    );
+    assert!(!cg.members.contains_key(&MemberId::from("c1")));
+}
+
+#[test]
+fn a_malformed_classic_subscription_is_inconsistent_group_protocol_once_the_member_is_known() {
+    // KAFKA-20662 (apache/kafka #22580): INCONSISTENT_GROUP_PROTOCOL, not the
+    // UNKNOWN_SERVER_ERROR of the IllegalStateException before it.
+    let mut h = harness(MigrationPolicy::Bidirectional);
+    let _client = Client::join(&mut h, "c1");
+    let garbage = Bytes::from_static(&[0, 1, 0, 0, 0, 9, b'x']);
+    let r = join_reply(
+        &h.join(
+            JoinReq::new("")
+                .version(3)
+                .protocols(&[("range", garbage.clone())]),
+        ),
+    );
+    assert_eq!(r.error, Some(ErrorKind::InconsistentGroupProtocol));
+    assert_eq!(
+        r.member_id,
+        MemberId::default(),
+        "a thrown error names no member"
+    );
+    assert_eq!(h.cg(GROUP).members.len(), 1, "nothing written");
+    // The member is resolved first: an unknown instance's answer wins.
+    let r = join_reply(
+        &h.join(
+            JoinReq::new("ghost")
+                .instance("nobody")
+                .protocols(&[("range", garbage)]),
+        ),
+    );
+    assert_eq!(r.error, Some(ErrorKind::UnknownMemberId));
+}
+
+#[test]
+fn with_the_policy_disabled_no_classic_member_joins_or_replaces_one_in_a_consumer_group() {
+    // KAFKA-20640 (apache/kafka #22457): `throwIfClassicMemberCannotJoinConsumerGroup`,
+    // before any other check, for new, rejoining and replacing members alike.
+    let mut h = harness(MigrationPolicy::Disabled);
+    let r = h.cg_heartbeat(&Hb::join("c1", &[TOPIC]).instance("i1"));
+    assert_eq!(r.error, None);
+    for req in [
+        JoinReq::new(""),
+        JoinReq::new("").instance("i2"),
+        JoinReq::new("").instance("i1"),
+        JoinReq::new("c1"),
+    ] {
+        let r = join_reply(&h.join(req));
+        assert_eq!(r.error, Some(ErrorKind::InconsistentGroupProtocol));
+        assert_eq!(r.member_id, MemberId::default());
+    }
+    let cg = h.cg(GROUP);
+    assert_eq!(cg.members.len(), 1);
+    assert_eq!(cg.classic_member_count(), 0);
 }

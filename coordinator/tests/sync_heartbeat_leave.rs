@@ -423,13 +423,7 @@ fn a_new_leader_rearms_every_timer_the_state_implies() {
     let replica = replay_all(&h.config, &h.records);
     let later = TimestampMs(h.now + 7);
     let timers = replica.timers_to_arm(later);
-    let keys: Vec<&TimerKey> = timers
-        .iter()
-        .map(|t| match t {
-            TimerOp::Set { key, .. } => key,
-            TimerOp::Cancel { key } => key,
-        })
-        .collect();
+    let keys: Vec<&TimerKey> = timers.iter().map(TimerOp::key).collect();
     assert!(keys.iter().any(|k| matches!(k, TimerKey::JoinPhase { .. })));
     assert_eq!(
         keys.iter()

@@ -779,9 +779,7 @@ impl Runtime {
     /// Arms or cancels timers, releasing the requests that waited on a timer that moved.
     fn apply_timers(&mut self, timers: Vec<TimerOp>) {
         for op in timers {
-            let key = match &op {
-                TimerOp::Set { key, .. } | TimerOp::Cancel { key } => key.clone(),
-            };
+            let key = op.key().clone();
             self.timers.apply(op);
             let waiters = self.fired.moved(&key);
             self.answer_all(waiters);
@@ -870,6 +868,8 @@ impl Runtime {
             TimerKey::OffsetsRetention => "offsets_retention",
             TimerKey::ConsumerRebalance { .. } => "consumer_revocation",
             TimerKey::TransactionTimeout { .. } => "transaction_timeout",
+            TimerKey::ClassicMemberJoin { .. } => "classic_member_join",
+            TimerKey::ClassicMemberSync { .. } => "classic_member_sync",
         };
         metrics::counter!(m::GROUP_TIMERS_FIRED_TOTAL, "timer" => label).increment(1);
         tracing::debug!(timer = ?key, "timer fired");

@@ -1,4 +1,4 @@
-//! The leader's timer wheel: the coordinator's `TimerOp::Set/Cancel` applied to an ordered set,
+//! The leader's timer wheel: the coordinator's `TimerOp::Set/Cancel/SetIfAbsent` applied to an ordered set,
 //! so the runtime sleeps until the earliest deadline and fires what is due.
 
 use std::collections::{BTreeSet, HashMap};
@@ -24,6 +24,12 @@ impl TimerWheel {
             TimerOp::Cancel { key } => {
                 if let Some(old) = self.deadlines.remove(&key) {
                     self.by_deadline.remove(&(old, key));
+                }
+            }
+            TimerOp::SetIfAbsent { key, at_ms } => {
+                if !self.deadlines.contains_key(&key) {
+                    self.deadlines.insert(key.clone(), at_ms);
+                    self.by_deadline.insert((at_ms, key));
                 }
             }
         }

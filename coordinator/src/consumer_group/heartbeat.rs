@@ -649,4 +649,30 @@ pub(crate) fn cancel_member_timers(
         },
     });
     cancel_rebalance_timer(group_id, member_id, current, timers);
+    cancel_classic_deadlines(group_id, member_id, current.member_epoch, timers);
+}
+
+/// Cancels a classic member's join and sync deadlines armed at `member_epoch` (Kafka's
+/// `cancelTimers` cancels them for every member it removes; a consumer-protocol member has
+/// none, and cancelling what is not armed does nothing).
+pub(crate) fn cancel_classic_deadlines(
+    group_id: &crate::ids::GroupId,
+    member_id: &MemberId,
+    member_epoch: i32,
+    timers: &mut Vec<TimerOp>,
+) {
+    for key in [
+        TimerKey::ClassicMemberJoin {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            member_epoch,
+        },
+        TimerKey::ClassicMemberSync {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            member_epoch,
+        },
+    ] {
+        timers.push(TimerOp::Cancel { key });
+    }
 }

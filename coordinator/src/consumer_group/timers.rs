@@ -1,8 +1,9 @@
-//! Consumer-protocol timers: a member's session (`MemberHeartbeat`, re-armed by each of its
-//! heartbeats on the leader) and its revocation deadline (`ConsumerRebalance`, armed when it
-//! is asked to revoke). Both are soft state, as Kafka's are: the leader's firing is trusted
-//! and re-checked against the member (still there; still at that epoch), and a new leader
-//! re-arms them from its own clock.
+//! Consumer-group timers: a member's session (`MemberHeartbeat`, re-armed by each of its
+//! heartbeats on the leader), its revocation deadline (`ConsumerRebalance`, armed when it
+//! is asked to revoke), and a classic member's join and sync deadlines (`ClassicMemberJoin`,
+//! `ClassicMemberSync`). All are soft state, as Kafka's are: the leader's firing is trusted
+//! and re-checked against the member (still there; still at that epoch; still classic), and a
+//! new leader re-arms them from its own clock (all but the sync deadline, see `TimerKey`).
 
 use super::plan::Plan;
 use super::target::maybe_assign;
@@ -26,6 +27,16 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, key: &TimerKey) -> Ou
             group_id,
             member_id,
             member_epoch,
+        }
+        | TimerKey::ClassicMemberJoin {
+            group_id,
+            member_id,
+            member_epoch,
+        }
+        | TimerKey::ClassicMemberSync {
+            group_id,
+            member_id,
+            member_epoch,
         } => (group_id, member_id, Some(*member_epoch)),
         _ => return Outcome::reply(Reply::Done),
     };
@@ -36,10 +47,17 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, key: &TimerKey) -> Ou
         return Outcome::reply(Reply::Done);
     }
     if let Some(epoch) = epoch {
-        // The member left that epoch (revoked in time): nothing to do.
+        // The member left that epoch (revoked in time; rejoined): nothing to do.
         if group.current_of(member_id).member_epoch != epoch {
             return Outcome::reply(Reply::Done);
         }
+    }
+    let classic_deadline = matches!(
+        key,
+        TimerKey::ClassicMemberJoin { .. } | TimerKey::ClassicMemberSync { .. }
+    );
+    if classic_deadline && !group.uses_classic(member_id) {
+        return Outcome::reply(Reply::Done);
     }
     let mut plan = Plan::new(group_id, Some(group));
     let mut timers = Vec::new();
@@ -71,6 +89,18 @@ pub(crate) fn arm_all(
             ))),
         });
         let current = group.current_of(member_id);
+        // A classic member that must rejoin is told so by its next heartbeat, which arms
+        // its join deadline if absent: armed here, it counts from the takeover instead.
+        if member.classic.is_some() && classic_must_rejoin(group, member_id) {
+            timers.push(TimerOp::SetIfAbsent {
+                key: TimerKey::ClassicMemberJoin {
+                    group_id: group_id.clone(),
+                    member_id: member_id.clone(),
+                    member_epoch: current.member_epoch,
+                },
+                at_ms: now.plus_ms(i64::from(member.rebalance_timeout_ms.max(0))),
+            });
+        }
         if current.state == MemberState::UnrevokedPartitions {
             timers.push(TimerOp::Set {
                 key: TimerKey::ConsumerRebalance {
@@ -82,4 +112,27 @@ pub(crate) fn arm_all(
             });
         }
     }
+}
+
+/// Kafka's `waitingOnUnreleasedPartition`: a partition of the member's target is still held
+/// by another member.
+fn waiting_on_unreleased(group: &ConsumerGroup, member_id: &MemberId) -> bool {
+    let current = group.current_of(member_id);
+    current.state == MemberState::UnreleasedPartitions
+        && group
+            .target_of(member_id)
+            .iter()
+            .filter(|(t, p)| !current.assigned.contains(*t, *p))
+            .any(|(t, p)| group.owner_of(t, p).is_some_and(|o| o != member_id))
+}
+
+/// Whether a classic member of the group must rejoin to move on (Kafka's
+/// `classicGroupHeartbeatToConsumerGroup`): the group moved on, it has partitions to revoke,
+/// or what it waited for is free.
+pub(crate) fn classic_must_rejoin(group: &ConsumerGroup, member_id: &MemberId) -> bool {
+    let current = group.current_of(member_id);
+    current.member_epoch < group.group_epoch()
+        || current.state == MemberState::UnrevokedPartitions
+        || (current.state == MemberState::UnreleasedPartitions
+            && !waiting_on_unreleased(group, member_id))
 }

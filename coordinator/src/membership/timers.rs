@@ -94,6 +94,8 @@ pub(crate) fn decide(
         }
         TimerKey::OffsetsRetention
         | TimerKey::ConsumerRebalance { .. }
+        | TimerKey::ClassicMemberJoin { .. }
+        | TimerKey::ClassicMemberSync { .. }
         | TimerKey::TransactionTimeout { .. } => {}
     }
     fx.finish(&start, group, Reply::Done)

@@ -5,20 +5,29 @@
 //! target; the classic calls are only its way of asking.
 //!
 //! ```text
-//!   JoinGroup ─▶ subscription decoded ─▶ member record (+ classic protocols, session)
-//!              ─▶ group epoch + 1 if the subscription changed ─▶ target ─▶ reconcile with the
-//!                 owned partitions the subscription reports ─▶ answered at once:
-//!                 generation = member epoch, no leader, no member list (nothing to assign)
-//!   SyncGroup ─▶ the member's assigned partitions, ConsumerProtocol-encoded (no record)
-//!   Heartbeat ─▶ REBALANCE_IN_PROGRESS while the member must rejoin to move on (read only)
+//!   JoinGroup ─▶ member resolved ─▶ subscription decoded ─▶ member record (+ classic protocols,
+//!              session) ─▶ group epoch + 1 if the subscription changed ─▶ target ─▶ reconcile
+//!              with the owned partitions the subscription reports ─▶ answered at once:
+//!              generation = member epoch, no leader, no member list (nothing to assign);
+//!              join deadline cancelled, sync deadline armed (rebalance timeout)
+//!              (a static member replacing the last consumer-protocol member: downgrade.rs)
+//!   SyncGroup ─▶ the member's assigned partitions, ConsumerProtocol-encoded (no record);
+//!                sync deadline cancelled
+//!   Heartbeat ─▶ REBALANCE_IN_PROGRESS while the member must rejoin (read only); the join
+//!                deadline armed if absent (so does SyncGroup's REBALANCE_IN_PROGRESS)
 //!   LeaveGroup ─▶ members removed, group epoch + 1, target recomputed
+//!   join/sync deadline fires ─▶ the member fenced as a session expiry would (consumer_group::timers)
 //! ```
+//!
+//! Errors in Kafka's order (Kafka 4.x `GroupMetadataManager`, with KAFKA-20640 and
+//! KAFKA-20662). JoinGroup errors Kafka throws are answered without a member id; only
+//! MEMBER_ID_REQUIRED carries the minted one.
 //!
 //! | error                          | when                                                    |
 //! |--------------------------------|---------------------------------------------------------|
-//! | INCONSISTENT_GROUP_PROTOCOL    | the policy is `disabled` (KAFKA-20640); protocol type not `consumer` or no protocol every classic member supports; a malformed subscription; SyncGroup's type/name differ |
-//! | MEMBER_ID_REQUIRED             | a dynamic member without id on JoinGroup v4+            |
+//! | INCONSISTENT_GROUP_PROTOCOL    | JoinGroup under policy `disabled`, before anything else (KAFKA-20640: new, rejoining and replacing members alike); protocol type not `consumer` or no protocol every classic member supports; a subscription that does not decode, checked once the member is resolved (KAFKA-20662); SyncGroup's type/name differ |
 //! | GROUP_MAX_SIZE_REACHED         | a new member and `group.consumer.max.size` members       |
+//! | MEMBER_ID_REQUIRED             | a dynamic member without id on JoinGroup v4+            |
 //! | UNKNOWN_MEMBER_ID              | no such member; a consumer-protocol member's id; an unknown instance id |
 //! | FENCED_INSTANCE_ID             | the instance id belongs to another member id            |
 //! | ILLEGAL_GENERATION             | SyncGroup/Heartbeat generation ≠ the member's epoch      |
@@ -29,12 +38,14 @@ use crate::config::{Config, MigrationPolicy};
 use crate::consumer_group::heartbeat::{cancel_member_timers, mint_member_id, store_reconciled};
 use crate::consumer_group::reconcile::Step;
 use crate::consumer_group::target::{maybe_assign, subscribed_ids};
+use crate::consumer_group::timers::classic_must_rejoin;
 use crate::consumer_group::upgrade::by_id;
 use crate::consumer_group::{finish, Plan};
 use crate::group::CONSUMER_PROTOCOL_TYPE;
-use crate::ids::{GroupInstanceId, MemberId, TopicName};
+use crate::ids::{GroupId, GroupInstanceId, MemberId, TopicName};
 use crate::index::topics::TopicImage;
 use crate::index::GroupIndex;
+use crate::migration::downgrade;
 use crate::outcome::{Outcome, ReadOutcome};
 use crate::record::assignment::Assignment;
 use crate::record::consumer_group::{
@@ -127,8 +138,52 @@ fn encode_assignment(
     Bytes::from(subscription::encode_assignment(version, &refs))
 }
 
-fn join_error(error: ErrorKind, member_id: MemberId) -> Outcome {
-    Outcome::reply(Reply::Join(JoinResponse::error(error, member_id)))
+/// An error Kafka's `classicGroupJoinToConsumerGroup` throws: the service answers it with
+/// no member id (`new JoinGroupResponseData().setErrorCode(..)`).
+fn join_error(error: ErrorKind) -> Outcome {
+    Outcome::reply(Reply::Join(JoinResponse::error(error, MemberId::default())))
+}
+
+/// The answer to a classic member's JoinGroup: at once, with nothing to assign (the
+/// coordinator is the assignor).
+fn joined(c: &JoinGroup, member_id: MemberId, generation: i32) -> JoinResponse {
+    JoinResponse {
+        error: None,
+        generation: crate::ids::Generation(generation),
+        protocol_type: Some(CONSUMER_PROTOCOL_TYPE.to_owned()),
+        protocol_name: c.protocols.first().map(|p| p.name.clone()),
+        leader: MemberId::default(),
+        member_id,
+        members: Vec::new(),
+        skip_assignment: false,
+    }
+}
+
+/// A JoinGroup answered: the join deadline the member was given at its previous epoch ends,
+/// and so does a sync deadline of that epoch it never met by syncing.
+fn push_join_done(
+    group_id: &GroupId,
+    member_id: &MemberId,
+    before: &CurrentAssignment,
+    next: &CurrentAssignment,
+    timers: &mut Vec<TimerOp>,
+) {
+    timers.push(TimerOp::Cancel {
+        key: TimerKey::ClassicMemberJoin {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            member_epoch: before.member_epoch,
+        },
+    });
+    if before.member_epoch != next.member_epoch {
+        timers.push(TimerOp::Cancel {
+            key: TimerKey::ClassicMemberSync {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+                member_epoch: before.member_epoch,
+            },
+        });
+    }
 }
 
 /// JoinGroup from a classic member to a consumer group with members.
@@ -140,7 +195,7 @@ pub(crate) fn join(
 ) -> Outcome {
     // KAFKA-20640: with neither upgrade nor downgrade allowed, a group never becomes mixed.
     if config.consumer_migration_policy == MigrationPolicy::Disabled {
-        return join_error(ErrorKind::InconsistentGroupProtocol, c.member_id.clone());
+        return join_error(ErrorKind::InconsistentGroupProtocol);
     }
     let unknown = c.member_id.is_empty();
     let member_id = if unknown {
@@ -155,22 +210,19 @@ pub(crate) fn join(
         .collect();
     let max = config.max_consumer_members();
     if !group.members.contains_key(&member_id) && group.members.len() >= max {
-        return join_error(ErrorKind::GroupMaxSizeReached, c.member_id.clone());
+        return join_error(ErrorKind::GroupMaxSizeReached);
     }
     if !supports(group, &c.protocol_type, &protocols) {
-        return join_error(ErrorKind::InconsistentGroupProtocol, c.member_id.clone());
+        return join_error(ErrorKind::InconsistentGroupProtocol);
     }
     if unknown && c.group_instance_id.is_none() && c.api_version.0 >= MEMBER_ID_REQUIRED_MIN_VERSION
     {
-        return join_error(ErrorKind::MemberIdRequired, member_id);
+        // Answered, not thrown: the minted id goes back.
+        return Outcome::reply(Reply::Join(JoinResponse::error(
+            ErrorKind::MemberIdRequired,
+            member_id,
+        )));
     }
-    // Every protocol carries the same subscription: Kafka reads the first.
-    let Some(sub) = protocols
-        .first()
-        .and_then(|(_, md)| subscription::decode(md).ok())
-    else {
-        return join_error(ErrorKind::InconsistentGroupProtocol, c.member_id.clone());
-    };
 
     let mut plan = Plan::new(&c.group_id, Some(group));
     let mut timers = Vec::new();
@@ -178,16 +230,14 @@ pub(crate) fn join(
     let (base_member, base_current) = match &c.group_instance_id {
         None => match plan.member(&member_id) {
             // A consumer-protocol member's id is not a classic member's.
-            Some(m) if m.classic.is_none() => {
-                return join_error(ErrorKind::UnknownMemberId, c.member_id.clone())
-            }
+            Some(m) if m.classic.is_none() => return join_error(ErrorKind::UnknownMemberId),
             Some(m) => (Some(m.clone()), plan.current(&member_id)),
             // Kafka creates a dynamic member under any id it is given.
             None => (None, CurrentAssignment::default()),
         },
         Some(instance) => match group.static_member(instance).cloned() {
             None if unknown => (None, CurrentAssignment::default()),
-            None => return join_error(ErrorKind::UnknownMemberId, c.member_id.clone()),
+            None => return join_error(ErrorKind::UnknownMemberId),
             Some(old) if unknown => {
                 // A restarted static member takes its previous incarnation's place and
                 // partitions; it owns what its subscription says.
@@ -209,14 +259,28 @@ pub(crate) fn join(
                     },
                 )
             }
-            Some(old) if old != member_id => {
-                return join_error(ErrorKind::FencedInstanceId, c.member_id.clone())
-            }
+            Some(old) if old != member_id => return join_error(ErrorKind::FencedInstanceId),
             Some(old) => (plan.member(&old).cloned(), plan.current(&old)),
         },
     };
     let new_member = base_member.is_none();
     let base_member = base_member.unwrap_or_default();
+    // Kafka: a static member taking the place of the last consumer-protocol member turns the
+    // group classic, if the policy allows (checked on the group before this join).
+    let downgrade = c
+        .group_instance_id
+        .as_ref()
+        .and_then(|i| group.static_member(i))
+        .filter(|existing| downgrade::allowed_replacing(config, group, existing))
+        .cloned();
+    // Every protocol carries the same subscription: Kafka reads the first, once the member
+    // is known (KAFKA-20662: INCONSISTENT_GROUP_PROTOCOL when it does not decode).
+    let Some(sub) = protocols
+        .first()
+        .and_then(|(_, md)| subscription::decode(md).ok())
+    else {
+        return join_error(ErrorKind::InconsistentGroupProtocol);
+    };
 
     let mut updated = base_member.clone();
     if let Some(i) = &c.group_instance_id {
@@ -247,7 +311,11 @@ pub(crate) fn join(
     if subscription_changed {
         plan.bump_group_epoch();
     }
-    maybe_assign(&mut plan, &groups.topic_image, config);
+    // KAFKA-20273: a downgrade rebalances only when the assignment has become stale.
+    let stale_assignment = plan.epochs.group_epoch > group.assignment_epoch();
+    if downgrade.is_none() || stale_assignment {
+        maybe_assign(&mut plan, &groups.topic_image, config);
+    }
 
     let image = &groups.topic_image;
     let subscribed = subscribed_ids(&updated, image, &mut BTreeMap::new());
@@ -269,6 +337,29 @@ pub(crate) fn join(
     };
     // A member in a state of a newer version (`Fenced`) starts over, as a fenced one would.
     let next = step.run(is_free).unwrap_or_default();
+    if let Some(replaced) = downgrade {
+        // A stale assignment is not reconciled: the classic group rebalances anyway.
+        let generation = if stale_assignment {
+            base_current.member_epoch
+        } else {
+            next.member_epoch
+        };
+        let reply = Reply::Join(joined(c, member_id.clone(), generation));
+        let conversion = downgrade::Conversion {
+            config,
+            group_id: &c.group_id,
+            group,
+            image,
+            now: c.now_ms,
+        };
+        return downgrade::after_replace(
+            conversion,
+            &replaced,
+            (&member_id, &updated),
+            stale_assignment,
+            reply,
+        );
+    }
     let before = plan.current(&member_id);
     store_reconciled(
         &mut plan,
@@ -280,17 +371,20 @@ pub(crate) fn join(
         c.now_ms.plus_ms(i64::from(c.session_timeout_ms.max(0))),
         &mut timers,
     );
-    let response = JoinResponse {
-        error: None,
-        generation: crate::ids::Generation(next.member_epoch),
-        protocol_type: Some(CONSUMER_PROTOCOL_TYPE.to_owned()),
-        protocol_name: c.protocols.first().map(|p| p.name.clone()),
-        // Nothing to assign: the coordinator is the assignor.
-        leader: MemberId::default(),
-        member_id,
-        members: Vec::new(),
-        skip_assignment: false,
-    };
+    // Told to rejoin at its previous epoch, it has; it must sync within this join's
+    // rebalance timeout (Kafka arms the sync deadline afresh at every join).
+    push_join_done(&c.group_id, &member_id, &before, &next, &mut timers);
+    timers.push(TimerOp::Set {
+        key: TimerKey::ClassicMemberSync {
+            group_id: c.group_id.clone(),
+            member_id: member_id.clone(),
+            member_epoch: next.member_epoch,
+        },
+        at_ms: c
+            .now_ms
+            .plus_ms(i64::from(updated.rebalance_timeout_ms.max(0))),
+    });
+    let response = joined(c, member_id, next.member_epoch);
     finish(plan, Reply::Join(response), timers)
 }
 
@@ -324,11 +418,16 @@ pub(crate) fn sync(groups: &GroupIndex, group: &ConsumerGroup, c: &SyncGroup) ->
     if type_differs || name_differs {
         return fail(ErrorKind::InconsistentGroupProtocol);
     }
-    // Kafka's `throwIfRebalanceInProgress`: a member still revoking finishes that first.
+    // Kafka's `throwIfRebalanceInProgress`: a member still revoking finishes that first; the
+    // member told to rejoin has its rebalance timeout to do so.
     if group.group_epoch() > current.member_epoch
         && current.state != MemberState::UnrevokedPartitions
     {
-        return fail(ErrorKind::RebalanceInProgress);
+        let mut outcome = fail(ErrorKind::RebalanceInProgress);
+        outcome
+            .timers
+            .push(join_deadline(&c.group_id, &member_id, group, c.now_ms));
+        return outcome;
     }
     let session_ms = member.classic.as_ref().map_or(0, |m| m.session_timeout_ms);
     let mut outcome = Outcome::reply(Reply::Sync(SyncResponse {
@@ -337,6 +436,14 @@ pub(crate) fn sync(groups: &GroupIndex, group: &ConsumerGroup, c: &SyncGroup) ->
         protocol_name: c.protocol_name.clone(),
         assignment: encode_assignment(member, &current.assigned, &groups.topic_image),
     }));
+    // Synced: the sync deadline of its join ends, its session goes on.
+    outcome.timers.push(TimerOp::Cancel {
+        key: TimerKey::ClassicMemberSync {
+            group_id: c.group_id.clone(),
+            member_id: member_id.clone(),
+            member_epoch: current.member_epoch,
+        },
+    });
     outcome.timers.push(TimerOp::Set {
         key: TimerKey::MemberHeartbeat {
             group_id: c.group_id.clone(),
@@ -347,16 +454,26 @@ pub(crate) fn sync(groups: &GroupIndex, group: &ConsumerGroup, c: &SyncGroup) ->
     outcome
 }
 
-/// Kafka's `waitingOnUnreleasedPartition`: a partition of the member's target is still held
-/// by another member.
-fn waiting_on_unreleased(group: &ConsumerGroup, member_id: &MemberId) -> bool {
-    let current = group.current_of(member_id);
-    current.state == MemberState::UnreleasedPartitions
-        && group
-            .target_of(member_id)
-            .iter()
-            .filter(|(t, p)| !current.assigned.contains(*t, *p))
-            .any(|(t, p)| group.owner_of(t, p).is_some_and(|o| o != member_id))
+/// Kafka's `scheduleConsumerGroupJoinTimeoutIfAbsent`: told to rejoin, the member must do so
+/// within its rebalance timeout, counted from the first time it was told.
+fn join_deadline(
+    group_id: &GroupId,
+    member_id: &MemberId,
+    group: &ConsumerGroup,
+    now: crate::ids::TimestampMs,
+) -> TimerOp {
+    let rebalance_ms = group
+        .members
+        .get(member_id)
+        .map_or(0, |m| m.rebalance_timeout_ms.max(0));
+    TimerOp::SetIfAbsent {
+        key: TimerKey::ClassicMemberJoin {
+            group_id: group_id.clone(),
+            member_id: member_id.clone(),
+            member_epoch: group.current_of(member_id).member_epoch,
+        },
+        at_ms: now.plus_ms(i64::from(rebalance_ms)),
+    }
 }
 
 /// Heartbeat from a classic member of a consumer group (read only): its session is re-armed;
@@ -380,23 +497,24 @@ pub(crate) fn heartbeat(group: &ConsumerGroup, c: &Heartbeat) -> ReadOutcome {
         .get(&member_id)
         .and_then(|m| m.classic.as_ref())
         .map_or(0, |m| m.session_timeout_ms);
-    let rejoin = current.member_epoch < group.group_epoch()
-        || current.state == MemberState::UnrevokedPartitions
-        || (current.state == MemberState::UnreleasedPartitions
-            && !waiting_on_unreleased(group, &member_id));
+    let rejoin = classic_must_rejoin(group, &member_id);
+    let mut timers = vec![TimerOp::Set {
+        key: TimerKey::MemberHeartbeat {
+            group_id: c.group_id.clone(),
+            member_id: member_id.clone(),
+        },
+        at_ms: c.now_ms.plus_ms(i64::from(session_ms.max(0))),
+    }];
+    if rejoin {
+        timers.push(join_deadline(&c.group_id, &member_id, group, c.now_ms));
+    }
     ReadOutcome {
         reply: Reply::Heartbeat(if rejoin {
             Err(ErrorKind::RebalanceInProgress)
         } else {
             Ok(())
         }),
-        timers: vec![TimerOp::Set {
-            key: TimerKey::MemberHeartbeat {
-                group_id: c.group_id.clone(),
-                member_id,
-            },
-            at_ms: c.now_ms.plus_ms(i64::from(session_ms.max(0))),
-        }],
+        timers,
     }
 }
 

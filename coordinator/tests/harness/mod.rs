@@ -160,6 +160,9 @@ impl Harness {
                 TimerOp::Cancel { key } => {
                     self.timers.remove(key);
                 }
+                TimerOp::SetIfAbsent { key, at_ms } => {
+                    self.timers.entry(key.clone()).or_insert(*at_ms);
+                }
             }
         }
     }
