@@ -7,6 +7,8 @@ ACTION: topic:NAME:PARTITIONS (create it; result: the partitions' leaders, in or
         | read:NAME:PARTITIONS (read_committed from the beginning until idle; result: the values,
           sorted)
         | commit:GROUP:NAME:PARTITIONS:OFFSET (the group commits OFFSET on every partition)
+        | brokers (Metadata's brokers: {"ID": "HOST:PORT"})
+        | coordinator:GROUP (the group's coordinator as DescribeGroups names it: "ID@HOST:PORT")
 Every action runs with the -X settings (security.protocol, sasl.*, ssl.*). Prints one JSON
 line: a list with one result per action.
 """
@@ -86,6 +88,18 @@ def commit(group, name, partitions, offset):
     return "OK"
 
 
+def brokers():
+    meta = AdminClient(base).list_topics(timeout=10)
+    return {str(b.id): f"{b.host}:{b.port}" for b in meta.brokers.values()}
+
+
+def coordinator(group):
+    admin = AdminClient(base)
+    d = admin.describe_consumer_groups([group])[group].result(30)
+    c = d.coordinator
+    return f"{c.id}@{c.host}:{c.port}"
+
+
 results = []
 for action in args.actions:
     kind, *rest = action.split(":")
@@ -96,6 +110,10 @@ for action in args.actions:
             results.append(txn(rest[0], int(rest[1])))
         elif kind == "read":
             results.append(read(rest[0], int(rest[1])))
+        elif kind == "brokers":
+            results.append(brokers())
+        elif kind == "coordinator":
+            results.append(coordinator(rest[0]))
         elif kind == "commit":
             results.append(commit(rest[0], rest[1], int(rest[2]), int(rest[3])))
         else:
