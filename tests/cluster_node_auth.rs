@@ -506,7 +506,10 @@ fn clients_are_told_every_broker_on_their_own_listener_and_markers_use_the_named
         "SASL_SSL client's coordinator"
     );
 
-    // A client on node 1's PLAINTEXT listener: the PLAINTEXT addresses.
+    // A client on node 1's PLAINTEXT listener (User:ANONYMOUS, allowed to find the group's
+    // coordinator): the PLAINTEXT addresses.
+    let allowed = c.calls(1, &["allow-describe:User:ANONYMOUS:placed"]);
+    assert_eq!(allowed, ["OK"]);
     let m = metadata(c.probes[0], &[]).unwrap();
     let brokers: Vec<(i32, String)> = m
         .brokers
