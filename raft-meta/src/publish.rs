@@ -14,6 +14,9 @@ use crate::types::{KafkaListener, NodeId, Raft};
 /// Pause between attempts while the node is no member yet, no leader is known, or the leader
 /// refused (an older binary that does not know the request, a membership change under way).
 const RETRY: Duration = Duration::from_millis(500);
+/// Refusals in a row before one warning: at a cluster's first start the nodes' changes meet
+/// each other ("already undergoing a configuration change") and the next attempt succeeds.
+const WARN_AFTER: u32 = 10;
 
 /// Runs until `node_id`'s record lists `listeners` (or Raft stops).
 pub(crate) async fn publish_listeners(
@@ -25,7 +28,7 @@ pub(crate) async fn publish_listeners(
     request_timeout: Duration,
 ) {
     let mut metrics = raft.metrics();
-    let mut warned = false;
+    let mut refused = 0u32;
     loop {
         let m = metrics.borrow_and_update().clone();
         if m.running_state.is_err() || m.state == ServerState::Shutdown {
@@ -60,10 +63,12 @@ pub(crate) async fn publish_listeners(
             ),
         };
         if let Some(Err(e)) = outcome {
-            if !warned {
+            refused += 1;
+            if refused == WARN_AFTER {
                 tracing::warn!(node = node_id, error = %e,
                     "cannot record this node's Kafka listeners in the membership yet; retrying");
-                warned = true;
+            } else {
+                tracing::debug!(node = node_id, error = %e, "listeners not recorded yet; retrying");
             }
         }
         // Wake on the next membership or leader change, or retry after a pause.
