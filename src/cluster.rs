@@ -23,8 +23,16 @@ pub struct BrokerEndpoint {
 pub trait ClusterView: Send + Sync {
     /// This node's id.
     fn local_node_id(&self) -> BrokerId;
-    /// Every live broker, this one included.
+    /// Every live broker, this one included, at its first listener's address.
     fn brokers(&self) -> Vec<BrokerEndpoint>;
+    /// Every live broker that has a listener named `listener`, at that listener's address
+    /// (Kafka's `getAliveBrokerNodes(listenerName)`: a broker without it is left out). This
+    /// node is listed at its first listener's address; a request context puts in the address
+    /// of the listener the request came in on.
+    fn brokers_on(&self, listener: &str) -> Vec<BrokerEndpoint> {
+        let _ = listener;
+        self.brokers()
+    }
     /// The controller's node id (Raft leader), or -1 when none is known.
     fn controller_id(&self) -> BrokerId;
     /// The nodes new partitions may be placed on, in id order: every broker, unless the

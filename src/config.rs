@@ -148,7 +148,7 @@ pub struct BrokerConfig {
     /// Port clients are told to connect to.
     pub advertised_port: i32,
     /// Every listener with the address its clients are told (the first one is the
-    /// `advertised_host`/`advertised_port` above, which the Raft membership records).
+    /// `advertised_host`/`advertised_port` above); the Raft membership records them all.
     pub listeners: Vec<AdvertisedListener>,
     /// Kafka's `auto.create.topics.enable`.
     pub auto_create_topics: bool,
@@ -505,7 +505,7 @@ mod tests {
                 l(SecurityProtocol::Plaintext, "127.0.0.1", 40002)
             ]
         );
-        // The first listener is what the Raft membership records.
+        // The first listener is the node's Kafka address (what `--peers` names).
         assert_eq!(
             (c.advertised_host.as_str(), c.advertised_port),
             ("kafka.example", 9093)

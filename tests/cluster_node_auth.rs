@@ -8,6 +8,12 @@
 //! refused: a log line and `cohort_inter_broker_refusals_total`, and read_committed sees only
 //! the coordinator's own partition. `cohort cluster status --command-config` probes the
 //! SASL_SSL listeners.
+//!
+//! With the listeners the other way round (PLAINTEXT first, what `--peers` names) and
+//! `--inter-broker-listener-name SASL_SSL` (decision 0184): every node records both listeners
+//! in the membership; a client on node 1's SASL_SSL listener is told every broker's SASL_SSL
+//! address and the coordinator's, one on PLAINTEXT the PLAINTEXT ones; the transaction across
+//! nodes commits with its markers written over the SASL_SSL listener.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::cluster_support;
@@ -55,9 +61,17 @@ struct Cluster {
     secret: std::path::PathBuf,
 }
 
+/// Which listener comes first in `--listeners` (the one `--peers` names); the inter-broker
+/// listener is SASL_SSL either way.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum First {
+    SaslSsl,
+    Plaintext,
+}
+
 /// Starts three nodes whose inter-broker credential is user `broker` with `node_password`
 /// (the cluster's `broker` credential is `broker-secret`).
-fn cluster(dir: &Path, node_password: &str) -> Cluster {
+fn cluster(dir: &Path, node_password: &str, first: First) -> Cluster {
     let certs = Certs::make(dir);
     let secret = dir.join("cluster.secret");
     {
@@ -104,7 +118,14 @@ fn cluster(dir: &Path, node_password: &str) -> Cluster {
     let peers = ports
         .iter()
         .enumerate()
-        .map(|(i, (sasl, _, raft))| format!("{}@127.0.0.1:{raft}@127.0.0.1:{sasl}", i + 1))
+        .map(|(i, (sasl, plain, raft))| {
+            let kafka = if first == First::Plaintext {
+                plain
+            } else {
+                sasl
+            };
+            format!("{}@127.0.0.1:{raft}@127.0.0.1:{kafka}", i + 1)
+        })
         .collect::<Vec<_>>()
         .join(",");
     let nodes = ports
@@ -112,7 +133,14 @@ fn cluster(dir: &Path, node_password: &str) -> Cluster {
         .enumerate()
         .map(|(i, (sasl, plain, raft))| {
             let id = (i + 1).to_string();
-            let listeners = format!("SASL_SSL://127.0.0.1:{sasl},PLAINTEXT://127.0.0.1:{plain}");
+            let listeners = match first {
+                First::SaslSsl => {
+                    format!("SASL_SSL://127.0.0.1:{sasl},PLAINTEXT://127.0.0.1:{plain}")
+                }
+                First::Plaintext => {
+                    format!("PLAINTEXT://127.0.0.1:{plain},SASL_SSL://127.0.0.1:{sasl}")
+                }
+            };
             let raft = format!("127.0.0.1:{raft}");
             let args: Vec<&str> = vec![
                 "--node-id",
@@ -275,7 +303,7 @@ fn with_the_node_credential_a_transaction_across_nodes_commits_and_remote_lag_is
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let c = cluster(dir.path(), "broker-secret");
+    let c = cluster(dir.path(), "broker-secret", First::SaslSsl);
     let coordinator = c.controller();
     let owners = c.spread_topic(coordinator);
 
@@ -373,7 +401,7 @@ fn with_a_wrong_node_credential_markers_are_refused_loudly() {
         .lock()
         .unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let c = cluster(dir.path(), "not-the-broker-secret");
+    let c = cluster(dir.path(), "not-the-broker-secret", First::SaslSsl);
     let coordinator = c.controller();
     let owners = c.spread_topic(coordinator);
 
@@ -407,4 +435,118 @@ fn with_a_wrong_node_credential_markers_are_refused_loudly() {
         .map(|(p, _)| format!("v-{p}"))
         .collect();
     assert_eq!(read[0], serde_json::json!(local), "owners {owners:?}");
+}
+
+/// Polls `cohort cluster status --json` until every voter's membership record lists both
+/// listeners; returns the records' listeners by node id.
+fn recorded_listeners(c: &Cluster) -> BTreeMap<u64, serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, report) = cluster_status(c, &[]);
+        let recorded: BTreeMap<u64, serde_json::Value> = report["view"]["voters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| Some((v[0].as_u64()?, v[1]["listeners"].clone())))
+            .collect();
+        if recorded.len() == 3
+            && recorded
+                .values()
+                .all(|l| l.as_array().is_some_and(|a| a.len() == 2))
+        {
+            return recorded;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "listeners not recorded: {report:#}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn clients_are_told_every_broker_on_their_own_listener_and_markers_use_the_named_one() {
+    let _serial = ONE_CLUSTER_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let c = cluster(dir.path(), "broker-secret", First::Plaintext);
+    let coordinator = c.controller();
+
+    // Each node recorded its two listeners, in --listeners order.
+    let recorded = recorded_listeners(&c);
+    for (i, (plain, secure)) in c.probes.iter().zip(&c.secure).enumerate() {
+        assert_eq!(
+            recorded[&(i as u64 + 1)],
+            serde_json::json!([
+                {"name": "PLAINTEXT", "addr": plain.to_string()},
+                {"name": "SASL_SSL", "addr": secure.to_string()},
+            ]),
+            "node {}",
+            i + 1
+        );
+    }
+
+    // A client on node 1's SASL_SSL listener: every broker at its SASL_SSL address.
+    let owners = c.spread_topic(coordinator);
+    let committed = c.calls(1, &[&format!("commit:placed:{TOPIC}:{PARTITIONS}:0")]);
+    assert_eq!(committed, ["OK"]);
+    let seen = c.calls(1, &["brokers", "coordinator:placed"]);
+    let secure: serde_json::Value = c
+        .secure
+        .iter()
+        .enumerate()
+        .map(|(i, a)| ((i + 1).to_string(), serde_json::json!(a.to_string())))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    assert_eq!(seen[0], secure, "SASL_SSL client's brokers");
+    assert_eq!(
+        seen[1],
+        serde_json::json!(format!("{coordinator}@{}", c.secure[coordinator - 1])),
+        "SASL_SSL client's coordinator"
+    );
+
+    // A client on node 1's PLAINTEXT listener (User:ANONYMOUS, allowed to find the group's
+    // coordinator): the PLAINTEXT addresses.
+    let allowed = c.calls(1, &["allow-describe:User:ANONYMOUS:placed"]);
+    assert_eq!(allowed, ["OK"]);
+    let m = metadata(c.probes[0], &[]).unwrap();
+    let brokers: Vec<(i32, String)> = m
+        .brokers
+        .iter()
+        .map(|b| (b.node_id.0, format!("{}:{}", b.host, b.port)))
+        .collect();
+    let plain: Vec<(i32, String)> = c
+        .probes
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (i as i32 + 1, a.to_string()))
+        .collect();
+    assert_eq!(brokers, plain, "PLAINTEXT client's brokers");
+    let found = cluster_support::find_coordinator_endpoint(c.probes[0], "placed").unwrap();
+    assert_eq!(
+        found,
+        (coordinator as i32, c.probes[coordinator - 1].to_string()),
+        "PLAINTEXT client's coordinator"
+    );
+
+    // The transaction across nodes commits: the remote owners accepted its markers, which the
+    // coordinator sent to their SASL_SSL listener (its SASL_SSL credential cannot even
+    // handshake with a PLAINTEXT one: that would count a refusal and leave the remote
+    // partitions uncommitted).
+    let txn = c.calls(coordinator, &[&format!("txn:{TOPIC}:{PARTITIONS}")]);
+    assert_eq!(txn, ["OK"], "owners {owners:?}");
+    let read = c.calls(coordinator, &[&format!("read:{TOPIC}:{PARTITIONS}")]);
+    let expected: Vec<String> = (0..PARTITIONS).map(|p| format!("v-{p}")).collect();
+    let leader = &c.nodes[coordinator - 1];
+    assert_eq!(
+        read[0],
+        serde_json::json!(expected),
+        "owners {owners:?}\nleader log:\n{}",
+        leader.log()
+    );
+    assert_eq!(
+        series(&scrape(leader), "cohort_inter_broker_refusals_total", &[]),
+        None
+    );
 }

@@ -231,6 +231,42 @@ impl Control {
         Ok(self.status())
     }
 
+    /// Records `listeners` as `node_id`'s Kafka listeners in the membership (a version 2 node
+    /// record, decision 0184); its Raft address stays as it is, its Kafka address becomes the
+    /// first listener's. Only the leader changes the membership; a record that already says
+    /// this is left alone.
+    pub async fn publish_listeners(
+        &self,
+        node_id: NodeId,
+        listeners: Vec<crate::types::KafkaListener>,
+    ) -> Result<ClusterStatus, MembershipError> {
+        crate::node_record::check_listeners(&listeners)
+            .map_err(|e| MembershipError::Raft(e.to_string()))?;
+        let m = self.raft.metrics().borrow().clone();
+        let Some(current) = m.membership_config.membership().get_node(&node_id).cloned() else {
+            return Err(MembershipError::UnknownNode(node_id));
+        };
+        let info = NodeInfo {
+            raft_addr: current.raft_addr.clone(),
+            kafka_addr: listeners[0].addr.clone(),
+            listeners,
+        };
+        if info == current {
+            return Ok(self.status());
+        }
+        // SetNodes replaces the record; the Raft address is the one peers already dial, so
+        // nothing about replication changes (openraft's warning about SetNodes concerns
+        // changing where a node is reached).
+        self.raft
+            .change_membership(
+                ChangeMembers::SetNodes(std::collections::BTreeMap::from([(node_id, info)])),
+                false,
+            )
+            .await
+            .map_err(|e| map_write_error(e, &m))?;
+        Ok(self.status())
+    }
+
     /// Whether the leader's replication to `node_id` reaches `upto`, waiting as long as it
     /// progresses and at most `stall_max` without progress.
     async fn caught_up(

@@ -32,6 +32,8 @@ pub mod lease;
 pub mod metrics;
 pub mod network;
 pub mod node;
+pub mod node_record;
+mod publish;
 pub mod snapshot_file;
 pub mod state_machine;
 pub mod status;
@@ -45,4 +47,4 @@ pub use node::{raft_config, Bootstrap, Elections, MetaNode, NodeConfig, PeerSpec
 pub use state_machine::StateMachine;
 pub use status::{ApplyHalted, ClusterStatus, LeaderInfo};
 pub use store::{LogStore, RaftStore};
-pub use types::{CommandBatch, LogIndex, NodeId, NodeInfo, ReplyBatch, TypeConfig};
+pub use types::{CommandBatch, KafkaListener, LogIndex, NodeId, NodeInfo, ReplyBatch, TypeConfig};

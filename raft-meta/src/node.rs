@@ -176,6 +176,7 @@ pub struct MetaNode<A: Application> {
     lease: Arc<LeaderLease>,
     tasks: Vec<JoinHandle<()>>,
     request_timeout: Duration,
+    peer_auth: crate::network::PeerAuth,
 }
 
 /// Refuses a Raft directory of another store, or of a store layout newer than this binary
@@ -303,6 +304,8 @@ impl<A: Application> MetaNode<A> {
                 .clone()
                 .unwrap_or_else(|| local_addr.to_string()),
             kafka_addr: config.kafka_addr.clone(),
+            // The node records its listeners itself once it runs (`publish_listeners`).
+            listeners: Vec::new(),
         };
 
         let raft_config = raft_config(&tuning)?;
@@ -411,6 +414,7 @@ impl<A: Application> MetaNode<A> {
             lease,
             tasks,
             request_timeout: tuning.request_timeout,
+            peer_auth: config.peer_auth.clone(),
         };
         node.bootstrap(&config.bootstrap, own_info).await?;
         Ok(node)
@@ -445,6 +449,7 @@ impl<A: Application> MetaNode<A> {
                             NodeInfo {
                                 raft_addr: p.raft_addr.clone(),
                                 kafka_addr: p.kafka_addr.clone(),
+                                listeners: Vec::new(),
                             },
                         )
                     })
@@ -717,9 +722,24 @@ impl<A: Application> MetaNode<A> {
                 NodeInfo {
                     raft_addr,
                     kafka_addr,
+                    listeners: Vec::new(),
                 },
             )
             .await
+    }
+
+    /// Records this node's Kafka listeners in the membership (decision 0184): a task that asks
+    /// the leader until this node's record lists them, then ends (it ends too when Raft
+    /// stops). A node that is no member yet (`--join`) publishes once it is added.
+    pub fn publish_listeners(&self, listeners: Vec<crate::types::KafkaListener>) -> JoinHandle<()> {
+        tokio::spawn(crate::publish::publish_listeners(
+            self.node_id,
+            self.raft.clone(),
+            self.control.clone(),
+            self.peer_auth.clone(),
+            listeners,
+            self.request_timeout,
+        ))
     }
 
     pub async fn remove_voter(&self, node_id: NodeId) -> Result<ClusterStatus, MembershipError> {

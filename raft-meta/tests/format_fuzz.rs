@@ -185,6 +185,7 @@ fn snapshot_meta() -> impl Strategy<Value = SnapshotMeta> {
                         NodeInfo {
                             raft_addr: format!("r{n}"),
                             kafka_addr: format!("k{n}"),
+                            listeners: Vec::new(),
                         },
                     )
                 })

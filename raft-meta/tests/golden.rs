@@ -224,6 +224,7 @@ fn membership() -> Membership<u64, NodeInfo> {
                 NodeInfo {
                     raft_addr: format!("10.0.0.{id}:9093"),
                     kafka_addr: format!("10.0.0.{id}:9092"),
+                    listeners: Vec::new(),
                 },
             )
         })
@@ -239,6 +240,7 @@ fn joint_membership() -> Membership<u64, NodeInfo> {
                 NodeInfo {
                     raft_addr: format!("r{id}"),
                     kafka_addr: format!("k{id}"),
+                    listeners: Vec::new(),
                 },
             )
         })

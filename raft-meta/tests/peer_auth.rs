@@ -66,6 +66,7 @@ fn hostile_requests(term: u64) -> Vec<(&'static str, RpcRequest)> {
                 info: NodeInfo {
                     raft_addr: "127.0.0.1:9".into(),
                     kafka_addr: "127.0.0.1:9".into(),
+                    listeners: Vec::new(),
                 },
             }),
         ),
@@ -243,6 +244,7 @@ async fn strangers_knock() {
     let info = NodeInfo {
         raft_addr: addr4,
         kafka_addr: "127.0.0.1:9004".into(),
+        listeners: Vec::new(),
     };
     let joined =
         admin::add_voter(&leader_addr, &peer_auth(), 4, info, Duration::from_secs(30)).await;

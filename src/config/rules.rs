@@ -337,8 +337,8 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
         ),
         Rule::new(
             "--inter-broker-listener-name",
-            "the first of --listeners (peers are dialled at the Kafka address the cluster \
-             membership records, their first listener's)",
+            "one of --listeners (peers are dialled at their address on the listener of that \
+             name, which the cluster membership records)",
             |a: &ServeArgs| a.inter_broker_listener().err().map(|e| e.to_string()),
         ),
         Rule::new(
@@ -795,13 +795,16 @@ mod tests {
         bad: [["--connections-max-reauth-ms", "31536000001"]],
         good: [["--connections-max-reauth-ms", "0"],
                ["--connections-max-reauth-ms", "31536000000"]]);
-    rejects!(inter_broker_listener_is_the_first_listener, "--inter-broker-listener-name",
+    rejects!(inter_broker_listener_is_one_of_the_listeners, "--inter-broker-listener-name",
         bad: [["--inter-broker-listener-name", "SSL"],
               ["--listeners", "SASL_PLAINTEXT://h:0,PLAINTEXT://h:0",
-               "--inter-broker-listener-name", "PLAINTEXT"]],
+               "--inter-broker-listener-name", "SASL_SSL"],
+              ["--inter-broker-listener-name", "INTERNAL"]],
         good: [["--inter-broker-listener-name", "PLAINTEXT"],
                ["--listeners", "SASL_PLAINTEXT://h:0,PLAINTEXT://h:0",
-                "--inter-broker-listener-name", "sasl_plaintext"]]);
+                "--inter-broker-listener-name", "sasl_plaintext"],
+               ["--listeners", "SASL_PLAINTEXT://h:0,PLAINTEXT://h:0",
+                "--inter-broker-listener-name", "PLAINTEXT"]]);
     rejects!(cluster_nodes_have_an_inter_broker_credential, "--inter-broker-command-config",
         bad: [["--node-id", "1", "--peers", "1@h:1@h:2", "--listeners", "SASL_PLAINTEXT://h:0"],
               ["--inter-broker-command-config", "/nonexistent/node.properties"]],

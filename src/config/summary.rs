@@ -112,10 +112,7 @@ pub fn lines(args: &ServeArgs, config: &BrokerConfig) -> Vec<String> {
             (None, Some(_)) => "with TLS (keystore if set)".to_owned(),
             (None, None) => "as User:ANONYMOUS".to_owned(),
         };
-        out.push(format!(
-            "inter-broker: listener {} (the peers' first), {who}",
-            ib.protocol
-        ));
+        out.push(format!("inter-broker: listener {}, {who}", ib.protocol));
     }
     if args.http_basic_auth.is_some() {
         // That it is on, never who: the file's names and passwords stay out of the log.

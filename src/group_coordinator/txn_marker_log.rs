@@ -163,14 +163,19 @@ impl KafkaPortMarkers {
             WritableTxnMarker, WritableTxnMarkerTopic,
         };
         use kafka_protocol::messages::{ProducerId, TopicName, WriteTxnMarkersRequest};
+        // The owner's address on the inter-broker listener, whose name is the protocol the
+        // node's credential speaks (start-up checks they match, decision 0166).
         let Some(addr) = self
             .cluster
-            .brokers()
+            .brokers_on(self.security.protocol.name())
             .into_iter()
             .find(|b| b.node_id.0 == owner)
             .map(|b| format!("{}:{}", b.host, b.port))
         else {
-            return MarkerAppend::Retry(format!("node {owner} has no known Kafka address"));
+            return MarkerAppend::Retry(format!(
+                "node {owner} has no known address on the inter-broker listener {}",
+                self.security.protocol
+            ));
         };
         let request =
             WriteTxnMarkersRequest::default().with_markers(vec![WritableTxnMarker::default()

@@ -45,9 +45,16 @@ pub async fn handle(ctx: &RequestContext, req: MetadataRequest) -> MetadataRespo
     let broker = &ctx.broker;
     let cluster = &broker.cluster;
     let live: BTreeSet<i32> = broker.node_ids().into_iter().collect();
+    let listed = ctx.brokers();
+    // Live brokers this client can reach on its listener: a partition led by another one is
+    // answered as Kafka does (`getPartitionMetadata` with the request's listener name).
+    let reachable: BTreeSet<i32> = listed
+        .iter()
+        .map(|b| b.node_id.0)
+        .filter(|id| live.contains(id))
+        .collect();
 
-    let brokers = ctx
-        .brokers()
+    let brokers = listed
         .into_iter()
         .map(|b| {
             let mut out = MetadataResponseBroker::default()
@@ -82,7 +89,7 @@ pub async fn handle(ctx: &RequestContext, req: MetadataRequest) -> MetadataRespo
     match wanted {
         None => {
             for spec in broker.catalog.topics() {
-                topics.push(topic_metadata(ctx, &spec, &live, include_ops));
+                topics.push(topic_metadata(ctx, &spec, (&reachable, &live), include_ops));
             }
         }
         Some(wanted) => {
@@ -93,13 +100,19 @@ pub async fn handle(ctx: &RequestContext, req: MetadataRequest) -> MetadataRespo
                 } else {
                     match w {
                         Wanted::Id(id) => match broker.catalog.topic_by_id(id) {
-                            Some(spec) => topic_metadata(ctx, &spec, &live, include_ops),
+                            Some(spec) => {
+                                topic_metadata(ctx, &spec, (&reachable, &live), include_ops)
+                            }
                             None => missing_topic(ctx, &w, ErrorCode::UnknownTopicId),
                         },
                         Wanted::Name(ref name) => match broker.catalog.topic(name) {
-                            Some(spec) => topic_metadata(ctx, &spec, &live, include_ops),
+                            Some(spec) => {
+                                topic_metadata(ctx, &spec, (&reachable, &live), include_ops)
+                            }
                             None if allow_auto_create => match auto_create(ctx, name).await {
-                                Ok(spec) => topic_metadata(ctx, &spec, &live, include_ops),
+                                Ok(spec) => {
+                                    topic_metadata(ctx, &spec, (&reachable, &live), include_ops)
+                                }
                                 Err(code) => missing_topic(ctx, &w, code),
                             },
                             None => missing_topic(ctx, &w, ErrorCode::UnknownTopicOrPartition),
@@ -178,9 +191,10 @@ fn missing_topic(ctx: &RequestContext, wanted: &Wanted, code: ErrorCode) -> Meta
 fn topic_metadata(
     ctx: &RequestContext,
     spec: &TopicSpec,
-    live: &BTreeSet<i32>,
+    (live, alive): (&BTreeSet<i32>, &BTreeSet<i32>),
     include_ops: bool,
 ) -> MetadataResponseTopic {
+    // `live`: the brokers this client reaches on its listener; `alive`: every live broker.
     let v = ctx.version;
     let partitions = spec
         .partitions
@@ -196,13 +210,18 @@ fn topic_metadata(
                 .filter(|r| live.contains(&r.0))
                 .collect();
             let leader_live = live.contains(&leader);
+            // A live leader without the client's listener: LISTENER_NOT_FOUND from v6,
+            // LEADER_NOT_AVAILABLE before (Kafka's `errorUnavailableListeners`).
+            let code = if leader_live {
+                ErrorCode::None
+            } else if v >= 6 && alive.contains(&leader) {
+                ErrorCode::ListenerNotFound
+            } else {
+                ErrorCode::LeaderNotAvailable
+            };
             let mut p = MetadataResponsePartition::default()
                 .with_partition_index(index as i32)
-                .with_error_code(if leader_live {
-                    0
-                } else {
-                    ctx.error(ErrorCode::LeaderNotAvailable)
-                })
+                .with_error_code(ctx.error(code))
                 .with_leader_id(BrokerId(if leader_live { leader } else { -1 }))
                 .with_replica_nodes(replicas.clone())
                 .with_isr_nodes(online);

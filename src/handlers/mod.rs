@@ -94,12 +94,15 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// The cluster's brokers as this client is told of them: this node at the advertised
-    /// address of the listener the request came in on, the others as the membership records
-    /// them.
+    /// The cluster's brokers as this client is told of them (Kafka's rule): every broker at
+    /// its advertised address on the listener the request came in on, this node included; a
+    /// broker without that listener is left out.
     pub fn brokers(&self) -> Vec<BrokerEndpoint> {
         let me = self.broker.cluster.local_node_id();
-        let mut brokers = self.broker.cluster.brokers();
+        let mut brokers = self
+            .broker
+            .cluster
+            .brokers_on(self.listener.protocol.name());
         for b in brokers.iter_mut().filter(|b| b.node_id == me) {
             b.host.clone_from(&self.listener.host);
             b.port = self.listener.port;

@@ -183,7 +183,8 @@ impl LogOffsetsPoller {
         let mut asks = JoinSet::new();
         let addresses: HashMap<i32, String> = self
             .cluster
-            .brokers()
+            // The owners on the inter-broker listener (named by the credential's protocol).
+            .brokers_on(self.security.protocol.name())
             .into_iter()
             .map(|b| (b.node_id.0, format!("{}:{}", b.host, b.port)))
             .collect();
@@ -291,7 +292,8 @@ impl LogOffsetsPoller {
         }
         let addresses: HashMap<i32, String> = self
             .cluster
-            .brokers()
+            // The owners on the inter-broker listener (named by the credential's protocol).
+            .brokers_on(self.security.protocol.name())
             .into_iter()
             .map(|b| (b.node_id.0, format!("{}:{}", b.host, b.port)))
             .collect();

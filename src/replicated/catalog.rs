@@ -251,8 +251,8 @@ impl ProducerIdAllocator for RaftCatalog {
     }
 }
 
-/// Brokers = the Raft membership (each node's advertised Kafka address); controller = the
-/// Raft leader.
+/// Brokers = the Raft membership (each node's advertised Kafka listeners, decision 0184);
+/// controller = the Raft leader.
 pub struct RaftCluster {
     node: Arc<MetaNode<CohortApp>>,
     /// This node as it advertises itself now (the membership keeps the address it had when it
@@ -297,6 +297,30 @@ fn endpoint_of(id: u64, kafka_addr: &str) -> Option<BrokerEndpoint> {
     })
 }
 
+impl RaftCluster {
+    /// This node and every other member that `addr` gives an address, in id order.
+    fn members_at(
+        &self,
+        addr: impl Fn(&raft_meta::NodeInfo) -> Option<String>,
+    ) -> Vec<BrokerEndpoint> {
+        let members: Vec<(u64, Option<String>)> = self.node.read_local(|a| {
+            a.membership
+                .membership()
+                .nodes()
+                .map(|(id, info)| (*id, addr(info)))
+                .collect()
+        });
+        let mut out: Vec<BrokerEndpoint> = members
+            .iter()
+            .filter(|(id, _)| i64::try_from(*id).ok() != Some(i64::from(self.local.node_id.0)))
+            .filter_map(|(id, addr)| endpoint_of(*id, addr.as_deref()?))
+            .collect();
+        out.push(self.local.clone());
+        out.sort_by_key(|b| b.node_id.0);
+        out
+    }
+}
+
 impl ClusterView for RaftCluster {
     fn local_node_id(&self) -> BrokerId {
         self.local.node_id
@@ -310,21 +334,11 @@ impl ClusterView for RaftCluster {
     }
 
     fn brokers(&self) -> Vec<BrokerEndpoint> {
-        let members: Vec<(u64, String)> = self.node.read_local(|a| {
-            a.membership
-                .membership()
-                .nodes()
-                .map(|(id, info)| (*id, info.kafka_addr.clone()))
-                .collect()
-        });
-        let mut out: Vec<BrokerEndpoint> = members
-            .iter()
-            .filter(|(id, _)| i64::try_from(*id).ok() != Some(i64::from(self.local.node_id.0)))
-            .filter_map(|(id, addr)| endpoint_of(*id, addr))
-            .collect();
-        out.push(self.local.clone());
-        out.sort_by_key(|b| b.node_id.0);
-        out
+        self.members_at(|info| Some(info.kafka_addr.clone()))
+    }
+
+    fn brokers_on(&self, listener: &str) -> Vec<BrokerEndpoint> {
+        self.members_at(|info| info.listener_addr(listener).map(str::to_owned))
     }
 
     fn controller_id(&self) -> BrokerId {

@@ -118,9 +118,9 @@ pub struct SecurityArgs {
     pub allow_everyone_if_no_acl_found: bool,
 
     /// Kafka's `inter.broker.listener.name`: the listener other nodes are called on for
-    /// transaction markers and lag (WriteTxnMarkers, ListOffsets). Peers are dialled at the
-    /// Kafka address the cluster membership records for them, their first listener's, so this
-    /// must name the first of `--listeners` (the default).
+    /// transaction markers and lag (WriteTxnMarkers, ListOffsets): one of `--listeners`
+    /// (default: the first). Peers are dialled at their address on the listener of that name,
+    /// which every node records in the cluster membership.
     #[arg(long)]
     pub inter_broker_listener_name: Option<String>,
 

@@ -3,15 +3,16 @@
 //!
 //! ```text
 //!  transaction coordinator ── WriteTxnMarkers ─┐
-//!  lag sampler ────────────── ListOffsets ─────┴─> peer's Kafka address (the membership's,
-//!       Connection::open_with(.., node credential)     = its first, inter-broker listener)
-//!       TLS + SASL as --inter-broker-command-config says (src/client/auth)
+//!  lag sampler ────────────── ListOffsets ─────┴─> peer's address on the inter-broker
+//!       Connection::open_with(.., node credential)     listener (the membership records every
+//!       TLS + SASL as --inter-broker-command-config says    listener of every node, 0184)
 //! ```
 //!
-//! The cluster membership records one Kafka address per node, its first listener's, so that
-//! listener is the inter-broker one; `--inter-broker-listener-name` states it and start-up
-//! refuses any other (decision 0166). The node's credential is a client properties file in the
-//! syntax of `--command-config`, read by the same client code as Cohort's tools.
+//! `--inter-broker-listener-name` names any of this node's listeners (default: the first);
+//! peers are dialled at their address on the listener of that name (decision 0166, 0184). The
+//! node's credential is a client properties file in the syntax of `--command-config`, read by
+//! the same client code as Cohort's tools; its `security.protocol` is the listener's, and so
+//! names it (Cohort names listeners by protocol).
 
 use std::path::Path;
 
@@ -39,14 +40,6 @@ pub enum InterBrokerError {
     /// `--inter-broker-listener-name` is not one of this node's listeners.
     #[error("{0:?}, which names no listener of this node")]
     UnknownListener(String),
-    /// The named listener is not the first one, whose address the membership records.
-    #[error("{name}, but peers are dialled at the first listener's address ({first})")]
-    NotFirst {
-        /// The flag's value.
-        name: SecurityProtocol,
-        /// This node's first listener.
-        first: SecurityProtocol,
-    },
     /// A cluster node whose inter-broker listener needs TLS or SASL, without a credential.
     #[error("nothing, while the inter-broker listener is {0}")]
     Missing(SecurityProtocol),
@@ -66,7 +59,7 @@ pub enum InterBrokerError {
 }
 
 /// The inter-broker listener: `name` (`--inter-broker-listener-name`) if given, which must be
-/// the first of `listeners`; else the first listener.
+/// one of `listeners`; else the first listener.
 pub fn listener(
     name: Option<&str>,
     listeners: &[SecurityProtocol],
@@ -78,16 +71,11 @@ pub fn listener(
     let Some(name) = name else {
         return Ok(first);
     };
-    let named: SecurityProtocol = name
-        .trim()
+    name.trim()
         .parse()
         .ok()
         .filter(|p| listeners.contains(p))
-        .ok_or_else(|| InterBrokerError::UnknownListener(name.to_owned()))?;
-    if named != first {
-        return Err(InterBrokerError::NotFirst { name: named, first });
-    }
-    Ok(named)
+        .ok_or_else(|| InterBrokerError::UnknownListener(name.to_owned()))
 }
 
 /// The node's client settings towards its peers: from `config` (`--inter-broker-command-config`)
@@ -150,16 +138,16 @@ mod tests {
     use SecurityProtocol::*;
 
     #[test]
-    fn the_inter_broker_listener_is_the_first_one_unless_named() {
+    fn the_inter_broker_listener_is_the_first_one_unless_another_is_named() {
         assert_eq!(listener(None, &[SaslSsl, Plaintext]).unwrap(), SaslSsl);
         assert_eq!(
             listener(Some("sasl_ssl"), &[SaslSsl, Plaintext]).unwrap(),
             SaslSsl
         );
-        assert!(matches!(
-            listener(Some("PLAINTEXT"), &[SaslSsl, Plaintext]),
-            Err(InterBrokerError::NotFirst { .. })
-        ));
+        assert_eq!(
+            listener(Some("PLAINTEXT"), &[SaslSsl, Plaintext]).unwrap(),
+            Plaintext
+        );
         assert!(matches!(
             listener(Some("SSL"), &[SaslSsl, Plaintext]),
             Err(InterBrokerError::UnknownListener(_))

@@ -248,6 +248,18 @@ impl Server {
             )
             .await?,
         );
+        // Every listener in this node's membership record, so that peers and clients on any
+        // listener learn its address there (decision 0184). The task ends once recorded.
+        groups.node().publish_listeners(
+            config
+                .listeners
+                .iter()
+                .map(|l| raft_meta::KafkaListener {
+                    name: l.protocol.name().to_owned(),
+                    addr: format!("{}:{}", l.host, l.port),
+                })
+                .collect(),
+        );
         // SASL listeners authenticate SCRAM users from the replicated state from now on.
         security.credentials().install_scram(Arc::new(
             crate::replicated::scram::ReplicatedScram::new(groups.node().clone()),

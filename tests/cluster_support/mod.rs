@@ -453,6 +453,27 @@ pub fn find_coordinator(addr: SocketAddr, group: &str) -> Result<(i16, i32), Str
     }
 }
 
+/// FindCoordinator v4 for one group, which must answer NONE: (node id, "HOST:PORT").
+pub fn find_coordinator_endpoint(addr: SocketAddr, group: &str) -> Result<(i32, String), String> {
+    let req = FindCoordinatorRequest::default().with_coordinator_keys(vec![s(group)]);
+    match try_call(
+        addr,
+        ApiKey::FindCoordinator,
+        4,
+        RequestKind::FindCoordinator(req),
+        T,
+    )? {
+        ResponseKind::FindCoordinator(r) => {
+            let c = &r.coordinators[0];
+            if c.error_code != 0 {
+                return Err(format!("error {}", c.error_code));
+            }
+            Ok((c.node_id.0, format!("{}:{}", c.host, c.port)))
+        }
+        other => Err(format!("{other:?}")),
+    }
+}
+
 /// An admin OffsetCommit v8 (generation -1, no member) of one partition: its error code.
 pub fn commit(
     conn: &mut Conn,

@@ -6,7 +6,8 @@
 //!  log id      term u64 | leader node u64 | index u64
 //!  vote        term u64 | node u64 | committed 0/1
 //!  membership  configs: count u32 { voters: count u32 { node u64 } }
-//!              nodes:   count u32 { node u64 | raft_addr str | kafka_addr str }
+//!              nodes:   count u32 { node u64 | raft_addr str | kafka str }
+//!                       (kafka: the node record's versioned Kafka field, `node_record`)
 //!  snapshot meta (tag 0x0101 v1)
 //!              last_log_id opt(log id) | membership_log_id opt(log id) | membership
 //!              | snapshot_id str
@@ -68,7 +69,7 @@ pub fn put_membership(w: &mut Writer, m: &Membership<NodeId, NodeInfo>) {
     for (id, info) in nodes {
         w.u64(*id);
         w.str(&info.raft_addr);
-        w.str(&info.kafka_addr);
+        w.str(&crate::node_record::kafka_field(info));
     }
 }
 
@@ -87,10 +88,8 @@ pub fn get_membership(r: &mut Reader<'_>) -> Result<Membership<NodeId, NodeInfo>
     let mut nodes = BTreeMap::new();
     for _ in 0..node_count {
         let id = r.u64("node id")?;
-        let info = NodeInfo {
-            raft_addr: r.string("raft addr")?,
-            kafka_addr: r.string("kafka addr")?,
-        };
+        let raft_addr = r.string("raft addr")?;
+        let info = crate::node_record::from_fields(raft_addr, &r.string("kafka addr")?)?;
         if nodes.insert(id, info).is_some() {
             return Err(FormatError::Malformed {
                 what: "membership",

@@ -82,6 +82,23 @@ pub async fn add_voter(
     .await
 }
 
+/// Asks the node at `raft_addr` (the leader) to record `node_id`'s Kafka listeners.
+pub async fn publish_listeners(
+    raft_addr: &str,
+    auth: &PeerAuth,
+    node_id: NodeId,
+    listeners: Vec<crate::types::KafkaListener>,
+    timeout: Duration,
+) -> Result<ClusterStatus, AdminError> {
+    ask(
+        raft_addr,
+        auth,
+        AdminRequest::PublishListeners { node_id, listeners },
+        timeout,
+    )
+    .await
+}
+
 /// Asks the node at `raft_addr` (the leader) to remove a voter.
 pub async fn remove_voter(
     raft_addr: &str,

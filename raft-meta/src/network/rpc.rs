@@ -68,8 +68,20 @@ pub struct Forwarded {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum AdminRequest {
     Status,
-    AddVoter { node_id: NodeId, info: NodeInfo },
-    RemoveVoter { node_id: NodeId },
+    AddVoter {
+        node_id: NodeId,
+        info: NodeInfo,
+    },
+    RemoveVoter {
+        node_id: NodeId,
+    },
+    /// A node records its Kafka listeners in the membership (decision 0184). Last, so the
+    /// variants before it keep their postcard index; an older leader cannot decode it and the
+    /// node keeps asking until the leader is upgraded.
+    PublishListeners {
+        node_id: NodeId,
+        listeners: Vec<crate::types::KafkaListener>,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -263,6 +263,11 @@ async fn handle(request: RpcRequest, control: &Control) -> RpcResponse {
                 .await
                 .map(AdminResponse::MembershipChanged)
                 .map_err(|e| e.to_string()),
+            AdminRequest::PublishListeners { node_id, listeners } => control
+                .publish_listeners(node_id, listeners)
+                .await
+                .map(AdminResponse::MembershipChanged)
+                .map_err(|e| e.to_string()),
         }),
     }
 }

@@ -154,6 +154,7 @@ fn members() -> BTreeMap<NodeId, NodeInfo> {
                 NodeInfo {
                     raft_addr: format!("sim-{id}"),
                     kafka_addr: format!("sim-{id}"),
+                    listeners: Vec::new(),
                 },
             )
         })

@@ -311,6 +311,7 @@ mod tests {
         NodeInfo {
             raft_addr: format!("127.0.0.1:1919{id}"),
             kafka_addr: format!("127.0.0.1:1909{id}"),
+            listeners: Vec::new(),
         }
     }
 

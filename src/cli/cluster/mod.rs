@@ -140,6 +140,7 @@ pub async fn run(args: ClusterArgs, out: &mut dyn Write, err: &mut dyn Write) ->
             let info = NodeInfo {
                 raft_addr: a.node_raft.clone(),
                 kafka_addr: a.node_kafka.clone(),
+                listeners: Vec::new(),
             };
             if let Err(problem) = check_addr(&info.raft_addr).and(check_addr(&info.kafka_addr)) {
                 let _ = writeln!(err, "cohort cluster add-voter: {problem}");

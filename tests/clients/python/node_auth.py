@@ -7,6 +7,9 @@ ACTION: topic:NAME:PARTITIONS (create it; result: the partitions' leaders, in or
         | read:NAME:PARTITIONS (read_committed from the beginning until idle; result: the values,
           sorted)
         | commit:GROUP:NAME:PARTITIONS:OFFSET (the group commits OFFSET on every partition)
+        | brokers (Metadata's brokers: {"ID": "HOST:PORT"})
+        | coordinator:GROUP (the group's coordinator as DescribeGroups names it: "ID@HOST:PORT")
+        | allow-describe:PRINCIPAL:GROUP (an ACL letting PRINCIPAL describe the group)
 Every action runs with the -X settings (security.protocol, sasl.*, ssl.*). Prints one JSON
 line: a list with one result per action.
 """
@@ -16,7 +19,8 @@ import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka import OFFSET_BEGINNING
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient,
+                                  NewTopic, ResourcePatternType, ResourceType)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("bootstrap")
@@ -86,6 +90,26 @@ def commit(group, name, partitions, offset):
     return "OK"
 
 
+def brokers():
+    meta = AdminClient(base).list_topics(timeout=10)
+    return {str(b.id): f"{b.host}:{b.port}" for b in meta.brokers.values()}
+
+
+def coordinator(group):
+    admin = AdminClient(base)
+    d = admin.describe_consumer_groups([group])[group].result(30)
+    c = d.coordinator
+    return f"{c.id}@{c.host}:{c.port}"
+
+
+def allow_describe(principal, group):
+    b = AclBinding(ResourceType.GROUP, group, ResourcePatternType.LITERAL, principal, "*",
+                   AclOperation.DESCRIBE, AclPermissionType.ALLOW)
+    admin = AdminClient(base)  # kept alive until the result: a dropped client fails it
+    admin.create_acls([b])[b].result(30)
+    return "OK"
+
+
 results = []
 for action in args.actions:
     kind, *rest = action.split(":")
@@ -96,6 +120,13 @@ for action in args.actions:
             results.append(txn(rest[0], int(rest[1])))
         elif kind == "read":
             results.append(read(rest[0], int(rest[1])))
+        elif kind == "brokers":
+            results.append(brokers())
+        elif kind == "coordinator":
+            results.append(coordinator(rest[0]))
+        elif kind == "allow-describe":
+            # PRINCIPAL is User:NAME: the action's own ':' split cut it in two.
+            results.append(allow_describe(f"{rest[0]}:{rest[1]}", rest[2]))
         elif kind == "commit":
             results.append(commit(rest[0], rest[1], int(rest[2]), int(rest[3])))
         else:
