@@ -1,8 +1,10 @@
 //! KIP-848 consumer groups on a three-node cluster with real clients: librdkafka and kafka-ts
 //! members (`group.protocol=consumer`) balance, rebalance on a leave and a join, and consume
-//! every record once with their commits accepted; and the Raft leader (every group's
-//! coordinator) SIGKILLed while a reconciliation is under way: the group converges on the new
-//! leader with no partition ever owned by two members.
+//! every record once with their commits accepted; a mixed group (librdkafka and kafka-python
+//! classic members with a librdkafka consumer-protocol member) upgraded online, losing a
+//! classic member and taking a new one, consumes every record once; and the Raft leader (every
+//! group's coordinator) SIGKILLed while a reconciliation is under way: the group converges on
+//! the new leader with no partition ever owned by two members.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::cluster_support;
@@ -89,6 +91,113 @@ fn librdkafka_and_kafka_ts_consumer_protocol_groups_balance_and_consume_once_on_
     let got = parse(&out.stdout, &c);
     assert_three(&got, &c);
     assert_eq!(got["errors"], json!([]), "{got}");
+}
+
+/// `cohort groups --describe --members --verbose`: (client id, UPGRADED) of every member,
+/// sorted.
+fn upgraded_column(members: &str) -> Vec<(String, String)> {
+    let mut lines = members.lines().filter(|l| !l.trim().is_empty());
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    // Dynamic members only: no GROUP-INSTANCE-ID column, CLIENT-ID is the fourth.
+    assert_eq!(header.get(3), Some(&"CLIENT-ID"), "{members}");
+    assert_eq!(header.last(), Some(&"UPGRADED"), "{members}");
+    let mut rows: Vec<(String, String)> = lines
+        .map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            (cols[3].to_owned(), cols.last().unwrap().to_string())
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn pairs(rows: &[(&str, &str)]) -> Vec<(String, String)> {
+    rows.iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn a_mixed_group_upgraded_online_on_a_cluster_consumes_every_record_once_as_members_come_and_go() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let c = ScriptCluster::up(dir.path(), &["--group-initial-rebalance-delay-ms", "500"]);
+    c.wait_controller(&NODES, Duration::from_secs(30));
+    let servers = bootstrap(&c);
+    let out = run_ok(
+        Command::new(python())
+            .arg(repo_root().join("tests/clients/python/groups_migration_cluster.py"))
+            .args([&servers, "mig-cluster", "mig-cluster-group"])
+            .env("COHORT_BIN", env!("CARGO_BIN_EXE_cohort")),
+        Duration::from_secs(600),
+    );
+    let got = parse(&out.stdout, &c);
+    eprintln!("mixed group on a cluster: {got}");
+    for phase in [
+        "classic_formed",
+        "mixed_formed",
+        "mixed_consumed",
+        "after_leave_formed",
+        "after_leave_consumed",
+        "after_join_formed",
+        "after_join_consumed",
+    ] {
+        assert_eq!(got[phase], json!(true), "{phase}: {got}\n{}", c.logs());
+    }
+    assert_eq!(
+        got["type_classic"],
+        json!(["CLASSIC", "STABLE", 2]),
+        "{got}"
+    );
+    // Both kinds in the group: a consumer group (ConsumerGroupDescribe), the classic members
+    // not upgraded, the consumer-protocol member upgraded.
+    for (phase, members) in [("mixed", 3), ("after_leave", 2), ("after_join", 3)] {
+        let described = &got[format!("type_{phase}")];
+        assert_eq!(described[0], json!("CONSUMER"), "{phase}: {got}");
+        assert_eq!(described[2], json!(members), "{phase}: {got}");
+    }
+    let column =
+        |phase: &str| upgraded_column(got[format!("cli_members_{phase}")].as_str().unwrap());
+    assert_eq!(
+        column("mixed"),
+        pairs(&[
+            ("kp-classic", "false"),
+            ("rd-classic", "false"),
+            ("rd-consumer", "true")
+        ]),
+        "{got}"
+    );
+    assert_eq!(
+        column("after_leave"),
+        pairs(&[("rd-classic", "false"), ("rd-consumer", "true")]),
+        "{got}"
+    );
+    assert_eq!(
+        column("after_join"),
+        pairs(&[
+            ("kp-classic-2", "false"),
+            ("rd-classic", "false"),
+            ("rd-consumer", "true")
+        ]),
+        "{got}"
+    );
+    // Every record consumed once, by the consumers' own record; every consumer took part.
+    assert_eq!(got["consumed"], json!(1200), "{got}\n{}", c.logs());
+    assert_eq!(got["distinct"], json!(1200), "{got}");
+    assert_eq!(got["errors"], json!([]), "{got}\n{}", c.logs());
+    assert_eq!(
+        got["every_consumer_consumed"],
+        json!(["kp-classic", "kp-classic-2", "rd-classic", "rd-consumer"]),
+        "{got}"
+    );
+    // The committed offsets are the log end offsets.
+    let ends: Vec<Value> = (0..6).map(|p| json!([p, 200])).collect();
+    assert_eq!(got["end_offsets"], json!(ends), "{got}");
+    assert_eq!(got["committed"], got["end_offsets"], "{got}");
 }
 
 const TOPIC: &str = "kip848-failover";

@@ -924,3 +924,106 @@ fn with_the_policy_disabled_no_classic_member_joins_or_replaces_one_in_a_consume
     assert_eq!(cg.members.len(), 1);
     assert_eq!(cg.classic_member_count(), 0);
 }
+
+// ---- KAFKA-20272: classic members are told to rejoin only once a newer target assignment
+// exists, not while the group epoch runs ahead of a target computed off the request path.
+
+/// A mixed group assigned off the request path, every member reconciled: returns the two
+/// classic members, the consumer client and the group's epoch (= the assignment epoch).
+fn mixed_assigned_off_path(h: &mut Harness) -> (Vec<String>, Client, i32) {
+    let (classic, _, mut client) = upgraded(h);
+    for _ in 0..4 {
+        for m in &classic {
+            let epoch = epoch_of(h, m);
+            if h.heartbeat(m, epoch) == Err(ErrorKind::RebalanceInProgress) {
+                classic_rejoin(h, m);
+            }
+        }
+        client.beat(h);
+    }
+    let epoch = h.cg(GROUP).group_epoch();
+    assert_eq!(h.cg(GROUP).assignment_epoch(), epoch);
+    for m in &classic {
+        assert_eq!(epoch_of(h, m), epoch, "{m} reconciled");
+    }
+    (classic, client, epoch)
+}
+
+/// A consumer-protocol member joins; its target is left to compute (the runtime's part).
+fn join_leaving_the_assignment_pending(h: &mut Harness, member: &str) -> Vec<AssignmentNeeded> {
+    let command = h.command_of(&Hb::join(member, &[TOPIC]));
+    let HeartbeatPath::Write(write) = h.state.consumer_heartbeat(command) else {
+        panic!("a join writes")
+    };
+    let out = h.write(write);
+    assert!(!out.assignments.is_empty(), "assigned off the request path");
+    out.assignments
+}
+
+fn off_path_harness() -> Harness {
+    let mut h = Harness::with_config(Config {
+        consumer_migration_policy: MigrationPolicy::Bidirectional,
+        consumer_inline_assignment_max_cost: 0,
+        ..Config::default()
+    });
+    h.topics_changed(&[(TOPIC, ORDERS, 6)], &[]);
+    h
+}
+
+#[test]
+fn a_classic_heartbeat_is_told_to_rejoin_only_once_the_new_target_assignment_exists() {
+    let mut h = off_path_harness();
+    let (classic, _client, epoch) = mixed_assigned_off_path(&mut h);
+    let a = classic[0].clone();
+    let pending = join_leaving_the_assignment_pending(&mut h, "c2");
+    let cg = h.cg(GROUP);
+    assert_eq!(cg.group_epoch(), epoch + 1);
+    assert_eq!(
+        cg.assignment_epoch(),
+        epoch,
+        "the target is not computed yet"
+    );
+    // Kafka 4.3 (KAFKA-20272): the member is at the assignment epoch, nothing to rejoin for.
+    assert_eq!(h.heartbeat(&a, epoch), Ok(()));
+    assert!(
+        !h.timers.contains_key(&join_key(&a, epoch)),
+        "no join deadline while nothing is asked of it"
+    );
+    h.run_assignments(&pending);
+    assert_eq!(h.cg(GROUP).assignment_epoch(), epoch + 1);
+    assert_eq!(
+        h.heartbeat(&a, epoch),
+        Err(ErrorKind::RebalanceInProgress),
+        "told once the new target exists"
+    );
+    assert!(h.timers.contains_key(&join_key(&a, epoch)));
+    let (generation, _) = classic_rejoin(&mut h, &a);
+    assert_eq!(generation, epoch + 1);
+}
+
+#[test]
+fn a_classic_sync_is_told_to_rejoin_only_once_the_new_target_assignment_exists() {
+    let mut h = off_path_harness();
+    let (classic, _client, epoch) = mixed_assigned_off_path(&mut h);
+    let a = classic[0].clone();
+    let held = h
+        .cg(GROUP)
+        .current_of(&MemberId::from(a.as_str()))
+        .assigned
+        .clone();
+    let pending = join_leaving_the_assignment_pending(&mut h, "c2");
+    let sync =
+        sync_reply(&h.sync_full(GROUP, &a, None, epoch, Some("consumer"), Some("range"), &[]));
+    assert_eq!(sync.error, None, "{sync:?}");
+    let mut got = decoded(&sync.assignment);
+    got.sort_unstable();
+    let mut expected: Vec<i32> = held.iter().map(|(_, p)| p.0).collect();
+    expected.sort_unstable();
+    assert_eq!(got, expected, "what it holds, at the epoch it holds it");
+    assert!(!h.timers.contains_key(&join_key(&a, epoch)));
+    h.run_assignments(&pending);
+    let sync =
+        sync_reply(&h.sync_full(GROUP, &a, None, epoch, Some("consumer"), Some("range"), &[]));
+    assert_eq!(sync.error, Some(ErrorKind::RebalanceInProgress));
+    assert!(h.timers.contains_key(&join_key(&a, epoch)));
+}

@@ -7,16 +7,17 @@
 //!                                                           ├─ parked: (group, member, kind) → responder
 //!  leader watch ─────────────────────────────────────────► ├─ timers: TimerWheel ─due─► TimerFired via Raft
 //!  background write failed ─WriteFailed(token)─────────────► ├─ fired: firings in flight, members expiring
-//!                                                           ├─ member_writes: writes in flight per member, deferred expiries
+//!                                                           ├─ member_writes: writes in flight per member, deferred member timers
 //!                                                           └─ role: Follower → Loading → Active
 //! ```
 //!
 //! A fired timer is submitted with a token of its own, like a client request: its effect says
 //! when it applied (the expiring member's waiting requests are answered then), and a failed
 //! write comes back as `WriteFailed` and is re-armed after a backoff while this node still
-//! leads in the same term (see [`super::fired`]). A member's session that comes due while a
-//! write of that member is in flight is deferred until the write applies, and dropped if its
-//! outcome re-armed the session (see [`super::member_writes`]).
+//! leads in the same term (see [`super::fired`]). A member's timer (session, revocation,
+//! classic join or sync deadline) that comes due while a write of that member is in flight is
+//! deferred until the write applies, and dropped if its outcome re-armed or cancelled it (see
+//! [`super::member_writes`]).
 //!
 //! Registration and effects share one FIFO channel, so a command's effect can never be seen
 //! before its registration; effects are consumed in apply order, so a member reply never
@@ -42,7 +43,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use super::error::GroupError;
 use super::fired::{FiredTimers, NotQueued};
 use super::leadership::{Leadership, Observed};
-use super::member_writes::{Due, Member, MemberWrites};
+use super::member_writes::{Due, Member, MemberWrites, Op};
 use super::metrics as m;
 use super::timers::TimerWheel;
 use super::trace;
@@ -576,7 +577,9 @@ impl Runtime {
                     }
                 }
                 for op in outcome.timers {
-                    self.timers.apply(op);
+                    if self.member_writes.op(&op) == Op::Apply {
+                        self.timers.apply(op);
+                    }
                 }
                 let _ = responder.send(Ok(outcome.reply));
             }
@@ -779,6 +782,9 @@ impl Runtime {
     /// Arms or cancels timers, releasing the requests that waited on a timer that moved.
     fn apply_timers(&mut self, timers: Vec<TimerOp>) {
         for op in timers {
+            if self.member_writes.op(&op) == Op::Ignore {
+                continue;
+            }
             let key = op.key().clone();
             self.timers.apply(op);
             let waiters = self.fired.moved(&key);
@@ -838,21 +844,16 @@ impl Runtime {
         };
         let now = crate::clock::now();
         for key in self.timers.take_due(now) {
-            if let TimerKey::MemberHeartbeat {
-                group_id,
-                member_id,
-            } = &key
-            {
-                let member = (group_id.clone(), member_id.clone());
-                if self.member_writes.due(&member) == Due::Deferred {
-                    tracing::debug!(
-                        group = group_id.as_str(),
-                        member = member_id.as_str(),
-                        "session due with the member's writes in flight: expiry deferred"
-                    );
+            if self.member_writes.due(&key) == Due::Deferred {
+                tracing::debug!(timer = ?key, "due with the member's writes in flight: firing deferred");
+                if let TimerKey::MemberHeartbeat {
+                    group_id,
+                    member_id,
+                } = &key
+                {
                     self.fired.deferred(group_id, member_id);
-                    continue;
                 }
+                continue;
             }
             self.fire(key, term, now);
         }
@@ -881,28 +882,25 @@ impl Runtime {
         );
     }
 
-    /// A member's write tagged `token` was applied or will not be seen; if the member's
-    /// expiry was deferred behind it and nothing else, the deferral ends: an outcome that
-    /// re-armed the session refreshed it (the member stays, its requests were released when
-    /// the timer moved), otherwise the expiry fires now.
+    /// A member's write tagged `token` was applied or will not be seen; if a timer of the
+    /// member was deferred behind it and nothing else, the deferral ends. An outcome that
+    /// re-armed or cancelled the key decided it already (a refreshed session: the member
+    /// stays, its requests were released when the timer moved; a JoinGroup or SyncGroup that
+    /// cancelled its deadline); a key no outcome touched fires now and the state it is applied
+    /// to re-evaluates it.
     fn member_write_done(&mut self, token: &RequestToken) {
-        let Some((group_id, member_id)) = self.member_writes.done(token) else {
-            return;
-        };
-        let key = TimerKey::MemberHeartbeat {
-            group_id,
-            member_id,
-        };
-        if self.timers.is_armed(&key) {
-            tracing::debug!(timer = ?key, "deferred expiry dropped: the member's write refreshed its session");
-            let waiters = self.fired.moved(&key);
-            self.answer_all(waiters);
-            return;
-        }
-        // Writes are forgotten on step-down, so this runs only while leading; a new leader
-        // arms every session from its state on its own.
-        if let Leadership::Active { term } = self.leadership {
-            self.fire(key, term, crate::clock::now());
+        for key in self.member_writes.done(token) {
+            if self.timers.is_armed(&key) {
+                tracing::debug!(timer = ?key, "deferred firing dropped: the member's write re-armed it");
+                let waiters = self.fired.moved(&key);
+                self.answer_all(waiters);
+                continue;
+            }
+            // Writes are forgotten on step-down, so this runs only while leading; a new leader
+            // arms every member timer from its state on its own.
+            if let Leadership::Active { term } = self.leadership {
+                self.fire(key, term, crate::clock::now());
+            }
         }
     }
 

@@ -1,7 +1,7 @@
-//! The runtime on a real one-voter Raft node in a temp dir, with its timer firings and the
-//! handle's offset commits going through a gate at the write seam: the test decides when a
-//! member's expiry or commit reaches Raft, or makes the expiry's write fail, instead of
-//! racing the clock.
+//! The runtime on a real one-voter Raft node in a temp dir, with its member timers' firings
+//! and the handle's offset commits (or other chosen writes) going through a gate at the write
+//! seam: the test decides when a member's expiry or write reaches Raft, or makes the expiry's
+//! write fail, instead of racing the clock.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,14 +34,23 @@ struct Held {
     action: oneshot::Sender<Action>,
 }
 
-/// An offset commit stopped at the seam (already registered with the runtime).
+/// An offset commit (or another held write) stopped at the seam (already registered with the
+/// runtime).
 type HeldCommit = oneshot::Sender<Action>;
 
-/// Wraps the node's write path: member-session firings and offset commits are handed to the
-/// test, every other command goes straight through.
+/// Which client writes the gate stops.
+type HoldWrite = fn(&WriteCommand) -> bool;
+
+fn offset_commits(command: &WriteCommand) -> bool {
+    matches!(command, WriteCommand::CommitOffsets(_))
+}
+
+/// Wraps the node's write path: firings of a member's timers and the writes `hold` picks are
+/// handed to the test, every other command goes straight through.
 fn gate(
     held: mpsc::UnboundedSender<Held>,
     commits: mpsc::UnboundedSender<HeldCommit>,
+    hold: HoldWrite,
 ) -> impl FnOnce(BackgroundWrites) -> BackgroundWrites {
     move |inner| {
         Arc::new(move |command: Bytes| {
@@ -54,13 +63,13 @@ fn gate(
                     Ok(Envelope {
                         body: Body::Group(WriteCommand::TimerFired { key, .. }),
                         ..
-                    }) if matches!(key, TimerKey::MemberHeartbeat { .. }) => {
+                    }) if super::member_writes::member_of(&key).is_some() => {
                         held.send(Held { key, action }).is_ok()
                     }
                     Ok(Envelope {
-                        body: Body::Group(WriteCommand::CommitOffsets(_)),
+                        body: Body::Group(command),
                         ..
-                    }) => commits.send(action).is_ok(),
+                    }) if hold(&command) => commits.send(action).is_ok(),
                     _ => return inner(command).await,
                 };
                 if !stopped {
@@ -78,6 +87,17 @@ fn gate(
 
 async fn start_node(
     dir: &std::path::Path,
+) -> (
+    GroupCoordinator,
+    mpsc::UnboundedReceiver<Held>,
+    mpsc::UnboundedReceiver<HeldCommit>,
+) {
+    start_node_holding(dir, offset_commits).await
+}
+
+async fn start_node_holding(
+    dir: &std::path::Path,
+    hold: HoldWrite,
 ) -> (
     GroupCoordinator,
     mpsc::UnboundedReceiver<Held>,
@@ -119,7 +139,7 @@ async fn start_node(
             scram_flags: Vec::new(),
             lag: None,
         },
-        gate(tx, commits_tx),
+        gate(tx, commits_tx, hold),
     )
     .await
     .unwrap();
@@ -547,5 +567,233 @@ async fn a_fenced_commit_in_flight_delays_the_expiry_until_it_applies_then_the_m
         Ok(Reply::Heartbeat(Err(ErrorKind::UnknownMemberId)))
     );
     assert!(!is_member(&groups, &member));
+    shutdown(groups).await;
+}
+
+// ---- The join and sync deadlines of a classic member of a consumer group (decision 0182):
+// the SyncGroup that answers the deadline is in the Raft log when it comes due.
+
+/// The classic member's rebalance timeout: its sync deadline after a JoinGroup.
+const CLASSIC_REBALANCE_MS: i32 = 1_000;
+
+fn classic_join(member_id: MemberId) -> WriteCommand {
+    WriteCommand::JoinGroup(JoinGroup {
+        api_version: ApiVersion(3),
+        now_ms: crate::clock::now(),
+        nonce: 43,
+        group_id: group_id(),
+        member_id,
+        group_instance_id: None,
+        // Long: only the deadlines under test come due.
+        session_timeout_ms: 30_000,
+        rebalance_timeout_ms: CLASSIC_REBALANCE_MS,
+        protocol_type: "consumer".into(),
+        protocols: vec![JoinProtocol {
+            name: "range".into(),
+            metadata: Bytes::from(coordinator::subscription::encode_v0(&["t"])),
+        }],
+        client_id: "c".into(),
+        client_host: "/127.0.0.1".into(),
+        reason: None,
+    })
+}
+
+fn classic_sync(member_id: &MemberId, generation: Generation) -> WriteCommand {
+    WriteCommand::SyncGroup(SyncGroup {
+        api_version: ApiVersion(3),
+        now_ms: crate::clock::now(),
+        group_id: group_id(),
+        generation,
+        member_id: member_id.clone(),
+        group_instance_id: None,
+        protocol_type: Some("consumer".into()),
+        protocol_name: Some("range".into()),
+        assignments: Vec::new(),
+    })
+}
+
+/// A classic member's SyncGroup to the consumer group (the classic group's own SyncGroup
+/// names no protocol).
+fn classic_syncs_to_the_consumer_group(command: &WriteCommand) -> bool {
+    matches!(command, WriteCommand::SyncGroup(s) if s.protocol_name.is_some())
+}
+
+fn joined(reply: Reply) -> coordinator::JoinResponse {
+    match reply {
+        Reply::Join(join) if join.error.is_none() => join,
+        other => panic!("join answered {other:?}"),
+    }
+}
+
+/// A classic consumer forms a group, a consumer-protocol member joins (the group becomes a
+/// consumer group) and the classic member rejoins: answered, its sync deadline armed at
+/// the returned instant + its rebalance timeout. Returns (member, generation, joined at).
+async fn classic_member_of_a_consumer_group(
+    groups: &GroupCoordinator,
+) -> (MemberId, Generation, std::time::Instant) {
+    let first = joined(
+        groups
+            .write(classic_join(MemberId::default()))
+            .await
+            .unwrap(),
+    );
+    let sync = groups
+        .write(WriteCommand::SyncGroup(SyncGroup {
+            assignments: vec![SyncAssignment {
+                member_id: first.member_id.clone(),
+                assignment: Bytes::from(coordinator::subscription::encode_assignment(0, &[])),
+            }],
+            protocol_type: None,
+            protocol_name: None,
+            ..match classic_sync(&first.member_id, first.generation) {
+                WriteCommand::SyncGroup(s) => s,
+                _ => unreachable!("a sync"),
+            }
+        }))
+        .await
+        .unwrap();
+    assert!(
+        matches!(sync, Reply::Sync(ref s) if s.error.is_none()),
+        "{sync:?}"
+    );
+    let upgrade = groups
+        .consumer_heartbeat(coordinator::ConsumerGroupHeartbeat {
+            api_version: ApiVersion(0),
+            now_ms: crate::clock::now(),
+            nonce: 44,
+            group_id: group_id(),
+            member_id: MemberId::default(),
+            member_epoch: 0,
+            instance_id: None,
+            rack_id: None,
+            rebalance_timeout_ms: 30_000,
+            subscribed_topic_names: Some(vec![TopicName::new("t")]),
+            subscribed_topic_regex: None,
+            server_assignor: None,
+            owned_partitions: Some(Vec::new()),
+            client_id: "c2".into(),
+            client_host: "/127.0.0.1".into(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        matches!(upgrade, Reply::ConsumerGroupHeartbeat(ref r) if r.error.is_none()),
+        "{upgrade:?}"
+    );
+    let at = std::time::Instant::now();
+    let rejoined = joined(
+        groups
+            .write(classic_join(first.member_id.clone()))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(rejoined.member_id, first.member_id);
+    (first.member_id, rejoined.generation, at)
+}
+
+fn is_consumer_group_member(groups: &GroupCoordinator, member_id: &MemberId) -> bool {
+    groups.node().read_local(|a| {
+        a.app
+            .coordinator()
+            .consumer_group(&group_id())
+            .is_some_and(|g| g.members.contains_key(member_id))
+    })
+}
+
+/// Sleeps until `ms` after `from`, and a margin for the runtime to act on a timer due then.
+async fn past_deadline(from: std::time::Instant, ms: i32) {
+    let due = from + Duration::from_millis(u64::try_from(ms).unwrap_or(0) + 300);
+    tokio::time::sleep_until(due.into()).await;
+}
+
+#[tokio::test]
+async fn a_sync_in_the_raft_log_when_the_sync_deadline_comes_due_keeps_the_classic_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let (groups, mut held, mut writes) =
+        start_node_holding(dir.path(), classic_syncs_to_the_consumer_group).await;
+    let groups = Arc::new(groups);
+    let (member, generation, joined_at) = classic_member_of_a_consumer_group(&groups).await;
+    let syncing = tokio::spawn({
+        let groups = groups.clone();
+        let command = classic_sync(&member, generation);
+        async move { groups.write(command).await }
+    });
+    let sync = tokio::time::timeout(Duration::from_secs(10), writes.recv())
+        .await
+        .expect("the sync reaches the write seam")
+        .unwrap();
+    // The deadline comes due with the SyncGroup registered, not yet applied: its firing
+    // waits instead of being submitted behind it.
+    past_deadline(joined_at, CLASSIC_REBALANCE_MS).await;
+    runtime_caught_up(&groups).await;
+    assert!(
+        held.try_recv().is_err(),
+        "no deadline firing submitted behind the sync"
+    );
+    sync.send(Action::Write).ok().unwrap();
+    let answered = syncing.await.unwrap().unwrap();
+    assert!(
+        matches!(answered, Reply::Sync(ref s) if s.error.is_none()),
+        "{answered:?}"
+    );
+    runtime_caught_up(&groups).await;
+    // The sync cancelled its deadline: the deferred firing is dropped, never written.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    runtime_caught_up(&groups).await;
+    if let Ok(h) = held.try_recv() {
+        panic!("a firing was submitted after the sync: {:?}", h.key);
+    }
+    assert!(
+        is_consumer_group_member(&groups, &member),
+        "the member synced in time"
+    );
+    shutdown(groups).await;
+}
+
+#[tokio::test]
+async fn a_write_that_does_not_answer_the_sync_deadline_delays_its_firing_then_the_member_is_fenced(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let (groups, mut held, mut commits) = start_node(dir.path()).await;
+    let groups = Arc::new(groups);
+    let (member, generation, joined_at) = classic_member_of_a_consumer_group(&groups).await;
+    // An offset commit of the member is in flight when its sync deadline comes due.
+    let committing = tokio::spawn({
+        let groups = groups.clone();
+        let command = commit(&member, generation);
+        async move { groups.write(command).await }
+    });
+    let commit_write = tokio::time::timeout(Duration::from_secs(10), commits.recv())
+        .await
+        .expect("the commit reaches the write seam")
+        .unwrap();
+    past_deadline(joined_at, CLASSIC_REBALANCE_MS).await;
+    runtime_caught_up(&groups).await;
+    assert!(held.try_recv().is_err(), "deferred behind the commit");
+    commit_write.send(Action::Write).ok().unwrap();
+    assert_eq!(committing.await.unwrap(), Ok(commit_reply(None)));
+    // The commit did not answer the deadline: once it applied, the deadline fires.
+    let firing = tokio::time::timeout(Duration::from_secs(10), held.recv())
+        .await
+        .expect("the sync deadline fires once the commit applied")
+        .unwrap();
+    assert_eq!(
+        firing.key,
+        TimerKey::ClassicMemberSync {
+            group_id: group_id(),
+            member_id: member.clone(),
+            member_epoch: generation.0,
+        }
+    );
+    assert!(is_consumer_group_member(&groups, &member));
+    firing.action.send(Action::Write).ok().unwrap();
+    let removed = async {
+        while is_consumer_group_member(&groups, &member) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), removed)
+        .await
+        .expect("the member is fenced at its sync deadline");
     shutdown(groups).await;
 }

@@ -127,11 +127,15 @@ fn waiting_on_unreleased(group: &ConsumerGroup, member_id: &MemberId) -> bool {
 }
 
 /// Whether a classic member of the group must rejoin to move on (Kafka's
-/// `classicGroupHeartbeatToConsumerGroup`): the group moved on, it has partitions to revoke,
-/// or what it waited for is free.
+/// `classicGroupHeartbeatToConsumerGroup`): a newer target assignment exists, it has
+/// partitions to revoke, or what it waited for is free.
+///
+/// The target assignment's epoch, not the group's (KAFKA-20272, Kafka 4.3): while the target
+/// is computed off the request path the group epoch runs ahead of it, and a member told to
+/// rejoin then would rejoin into the same target and be told again once it is installed.
 pub(crate) fn classic_must_rejoin(group: &ConsumerGroup, member_id: &MemberId) -> bool {
     let current = group.current_of(member_id);
-    current.member_epoch < group.group_epoch()
+    current.member_epoch < group.assignment_epoch()
         || current.state == MemberState::UnrevokedPartitions
         || (current.state == MemberState::UnreleasedPartitions
             && !waiting_on_unreleased(group, member_id))

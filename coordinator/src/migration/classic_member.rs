@@ -31,7 +31,7 @@
 //! | UNKNOWN_MEMBER_ID              | no such member; a consumer-protocol member's id; an unknown instance id |
 //! | FENCED_INSTANCE_ID             | the instance id belongs to another member id            |
 //! | ILLEGAL_GENERATION             | SyncGroup/Heartbeat generation ≠ the member's epoch      |
-//! | REBALANCE_IN_PROGRESS          | SyncGroup/Heartbeat while the member must rejoin         |
+//! | REBALANCE_IN_PROGRESS          | SyncGroup/Heartbeat while the member must rejoin: behind the target assignment's epoch (KAFKA-20272; not the group epoch), revoking, or what it waits for is free |
 
 use crate::command::{Heartbeat, JoinGroup, LeaveGroup, SyncGroup};
 use crate::config::{Config, MigrationPolicy};
@@ -419,8 +419,9 @@ pub(crate) fn sync(groups: &GroupIndex, group: &ConsumerGroup, c: &SyncGroup) ->
         return fail(ErrorKind::InconsistentGroupProtocol);
     }
     // Kafka's `throwIfRebalanceInProgress`: a member still revoking finishes that first; the
-    // member told to rejoin has its rebalance timeout to do so.
-    if group.group_epoch() > current.member_epoch
+    // member told to rejoin has its rebalance timeout to do so. Told only once a newer target
+    // assignment exists (KAFKA-20272): not while the group epoch runs ahead of its target.
+    if group.assignment_epoch() > current.member_epoch
         && current.state != MemberState::UnrevokedPartitions
     {
         let mut outcome = fail(ErrorKind::RebalanceInProgress);
