@@ -149,7 +149,13 @@ pub async fn run(args: ConsumerHeartbeatsArgs) -> Result<(), BenchError> {
     let mut measured = Vec::new();
     for protocol in protocols {
         eprintln!("cohort bench: measuring {protocol:?}");
-        measured.push(measure(&args, &dir, &external, protocol).await?);
+        let m = measure(&args, &dir, &external, protocol).await?;
+        // A later failure (a classic group that does not form) must not lose this one.
+        eprint!(
+            "cohort bench: measured\n{}",
+            report(&args, "-", "-", std::slice::from_ref(&m))
+        );
+        measured.push(m);
     }
     let load_after = broker::load_average();
     print!("{}", report(&args, &load_before, &load_after, &measured));

@@ -79,10 +79,6 @@ impl ConsumerMember {
         }
     }
 
-    pub fn epoch(&self) -> i32 {
-        self.epoch
-    }
-
     pub fn owned(&self) -> &Owned {
         &self.owned
     }
