@@ -2,6 +2,9 @@
 //! benchmarks, not tests: each measures against a baseline taken in the same run.
 //!
 //! ```text
+//!  consumer-heartbeats
+//!                consumer-protocol members (KIP-848) joining, reconciling and heartbeating at
+//!                the broker's interval, against classic members' Heartbeat in the same run
 //!  commits       simulated members: JoinGroup/SyncGroup, then heartbeats and OffsetCommits
 //!                over raw pipelined connections; Cohort against the naive one-fsync-per-commit
 //!                baseline, each a `cohort serve` child (1 node or a loopback Raft cluster)
@@ -20,6 +23,9 @@ pub mod assignor;
 pub mod auth;
 mod broker;
 pub mod commits;
+pub mod consumer_heartbeats;
+mod consumer_load;
+mod consumer_member;
 pub mod data_plane;
 mod fsync_probe;
 mod load;
@@ -47,6 +53,10 @@ enum BenchKind {
     /// Group members committing offsets: requests/s, offsets/s, latency percentiles, errors,
     /// against the naive baseline (one fsync per commit, no batching).
     Commits(commits::CommitsArgs),
+    /// Consumer-protocol members (ConsumerGroupHeartbeat) heartbeating at the broker's
+    /// interval: rate, latency, errors, Raft writes, broker CPU per heartbeat, against the
+    /// classic protocol's Heartbeat in the same run.
+    ConsumerHeartbeats(consumer_heartbeats::ConsumerHeartbeatsArgs),
     /// OffsetFetch of a whole group as fast as possible, against ApiVersions.
     OffsetFetch(offset_fetch::OffsetFetchArgs),
     /// Produce throughput (acks=-1, fsync before ack) against raw write + fdatasync.
@@ -102,6 +112,7 @@ pub fn bench_main(args: BenchArgs) -> ExitCode {
         {
             Ok(runtime) => match what {
                 BenchKind::Commits(a) => runtime.block_on(commits::run(a)),
+                BenchKind::ConsumerHeartbeats(a) => runtime.block_on(consumer_heartbeats::run(a)),
                 BenchKind::OffsetFetch(a) => runtime.block_on(offset_fetch::run(a)),
                 BenchKind::Produce(a) => runtime
                     .block_on(data_plane::produce(a))

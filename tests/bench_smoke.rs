@@ -109,3 +109,51 @@ fn offset_fetch_reads_back_every_seeded_offset() {
     assert!(!report.contains("WRONG"), "{report}");
     assert!(cell(&report, "ApiVersions", 1) > 0.0, "{report}");
 }
+
+#[test]
+fn consumer_heartbeats_that_change_nothing_write_nothing() {
+    // One member per group: it joins, is given every partition, acks, and is steady from then
+    // on; the broker's 5 s interval puts at least one steady heartbeat per member in the
+    // 6 s window.
+    let report = bench(&[
+        "consumer-heartbeats",
+        "--members",
+        "4",
+        "--groups",
+        "4",
+        "--partitions-per-member",
+        "2",
+        "--heartbeat-interval-ms",
+        "200",
+        "--warmup-secs",
+        "3",
+        "--duration-secs",
+        "6",
+    ]);
+    let consumer = "consumer (ConsumerGroupHeartbeat)";
+    let classic = "classic (Heartbeat), baseline";
+    for label in [consumer, classic] {
+        let row = report
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("no row {label} in\n{report}"));
+        assert!(row.contains("| none |"), "errors in {row}");
+        assert!(cell(&report, label, 1) > 0.0, "no heartbeats: {report}");
+    }
+    // Nothing but steady heartbeats in the window, and no Raft entry for them.
+    assert_eq!(cell(&report, consumer, 7), 0.0, "{report}");
+    let row = report
+        .lines()
+        .find(|l| l.starts_with(&format!("| {consumer} |")))
+        .unwrap();
+    assert!(row.contains("| 0 (0) |"), "Raft writes in {row}");
+    assert!(
+        report
+            .contains("consumer: 4 members own 8 partitions at the end; broker's interval 5000 ms"),
+        "{report}"
+    );
+    assert!(
+        report.contains("broker CPU per heartbeat, consumer / classic: "),
+        "no ratio: {report}"
+    );
+}

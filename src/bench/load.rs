@@ -40,9 +40,9 @@ use super::wire::Conn;
 use super::BenchError;
 
 /// How long requests still in flight at the end of the window may take to be answered.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Spreads periodic phases evenly over an interval (the golden ratio's fractional part).
-const PHASE_STEP: f64 = 0.618_033_988_749_894_9;
+pub(super) const PHASE_STEP: f64 = 0.618_033_988_749_894_9;
 
 /// Requests of one kind kept in flight on every connection, as fast as the broker answers.
 #[derive(Debug, Clone, Copy)]
@@ -123,13 +123,13 @@ struct ConnStats {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Window {
-    start: Instant,
-    end: Instant,
+pub(super) struct Window {
+    pub start: Instant,
+    pub end: Instant,
 }
 
 impl Window {
-    fn contains(&self, t: Instant) -> bool {
+    pub fn contains(&self, t: Instant) -> bool {
         t >= self.start && t < self.end
     }
 }
@@ -168,20 +168,7 @@ pub async fn run(
         let spec = spec.clone();
         tasks.spawn(async move { drive(conn, mine, &spec, start, window).await });
     }
-    let watch = watch.clone();
-    let cpu = tokio::spawn(async move {
-        tokio::time::sleep_until(window.start.into()).await;
-        let before = cpu_sample(&watch.pids);
-        let raft_before = raft_counters::scrape_all(&watch.http).await;
-        tokio::time::sleep_until(window.end.into()).await;
-        let after = cpu_sample(&watch.pids);
-        let raft_after = raft_counters::scrape_all(&watch.http).await;
-        (
-            after.0.zip(before.0).map(|(a, b)| a.saturating_sub(b)),
-            after.1.zip(before.1).map(|(a, b)| a.saturating_sub(b)),
-            raft_after.zip(raft_before).map(|(a, b)| a.since(&b)),
-        )
-    });
+    let cpu = sample_window(watch, window);
     let mut total = ConnStats::default();
     let mut failure = None;
     while let Some(done) = tasks.join_next().await {
@@ -222,6 +209,31 @@ pub async fn run(
         client_cpu,
         broker_cpu,
         raft,
+    })
+}
+
+/// What the load generator's and the brokers' CPU and the brokers' Raft counters did between
+/// the window's ends: (load generator CPU, broker CPU, Raft), each `None` if unreadable.
+pub(super) type WindowSample = (Option<Duration>, Option<Duration>, Option<RaftCounters>);
+
+/// Samples `watch` at both ends of `window`, in a task of its own.
+pub(super) fn sample_window(
+    watch: &BrokerWatch,
+    window: Window,
+) -> tokio::task::JoinHandle<WindowSample> {
+    let watch = watch.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep_until(window.start.into()).await;
+        let before = cpu_sample(&watch.pids);
+        let raft_before = raft_counters::scrape_all(&watch.http).await;
+        tokio::time::sleep_until(window.end.into()).await;
+        let after = cpu_sample(&watch.pids);
+        let raft_after = raft_counters::scrape_all(&watch.http).await;
+        (
+            after.0.zip(before.0).map(|(a, b)| a.saturating_sub(b)),
+            after.1.zip(before.1).map(|(a, b)| a.saturating_sub(b)),
+            raft_after.zip(raft_before).map(|(a, b)| a.since(&b)),
+        )
     })
 }
 
@@ -312,7 +324,7 @@ impl MemberRequests {
     }
 }
 
-fn phase(index: usize, every: Duration) -> Duration {
+pub(super) fn phase(index: usize, every: Duration) -> Duration {
     let f = (index as f64 * PHASE_STEP).fract();
     every.mul_f64(f)
 }
@@ -455,6 +467,10 @@ fn queue(
             }
             queued
         }
+        // Sent by `consumer_load`, whose members keep their own state.
+        Op::ConsumerHeartbeat => Err(BenchError::Setup(
+            "this load does not send ConsumerGroupHeartbeat".into(),
+        )),
         Op::ApiVersions => conn.queue(
             ApiKey::ApiVersions,
             versions::API_VERSIONS,

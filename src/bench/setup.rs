@@ -39,6 +39,24 @@ const TOPIC_ALREADY_EXISTS: i16 = 36;
 
 /// Checks that the broker at `addr` serves every request the load sends at its version.
 pub async fn check_versions(addr: SocketAddr) -> Result<(), BenchError> {
+    check_served(
+        addr,
+        &[
+            (ApiKey::Metadata, versions::METADATA),
+            (ApiKey::CreateTopics, versions::CREATE_TOPICS),
+            (ApiKey::FindCoordinator, versions::FIND_COORDINATOR),
+            (ApiKey::JoinGroup, versions::JOIN_GROUP),
+            (ApiKey::SyncGroup, versions::SYNC_GROUP),
+            (ApiKey::Heartbeat, versions::HEARTBEAT),
+            (ApiKey::OffsetCommit, versions::OFFSET_COMMIT),
+            (ApiKey::OffsetFetch, versions::OFFSET_FETCH),
+        ],
+    )
+    .await
+}
+
+/// Checks that the broker at `addr` serves each `(api, version)` of `needed`.
+pub async fn check_served(addr: SocketAddr, needed: &[(ApiKey, i16)]) -> Result<(), BenchError> {
     let mut conn = Conn::connect(addr, "cohort-bench-setup").await?;
     let body = RequestKind::ApiVersions(
         ApiVersionsRequest::default()
@@ -60,17 +78,7 @@ pub async fn check_versions(addr: SocketAddr) -> Result<(), BenchError> {
             r.error_code
         )));
     }
-    let needed = [
-        (ApiKey::Metadata, versions::METADATA),
-        (ApiKey::CreateTopics, versions::CREATE_TOPICS),
-        (ApiKey::FindCoordinator, versions::FIND_COORDINATOR),
-        (ApiKey::JoinGroup, versions::JOIN_GROUP),
-        (ApiKey::SyncGroup, versions::SYNC_GROUP),
-        (ApiKey::Heartbeat, versions::HEARTBEAT),
-        (ApiKey::OffsetCommit, versions::OFFSET_COMMIT),
-        (ApiKey::OffsetFetch, versions::OFFSET_FETCH),
-    ];
-    for (api, v) in needed {
+    for &(api, v) in needed {
         let served = r
             .api_keys
             .iter()

@@ -16,6 +16,8 @@ pub enum Op {
     Heartbeat,
     /// OffsetFetch of a whole group's partitions.
     FetchOffsets,
+    /// ConsumerGroupHeartbeat (KIP-848).
+    ConsumerHeartbeat,
     /// ApiVersions: the cheapest request a broker answers (the front end's floor).
     ApiVersions,
 }
@@ -26,6 +28,7 @@ impl Op {
             Op::Commit => "OffsetCommit",
             Op::Heartbeat => "Heartbeat",
             Op::FetchOffsets => "OffsetFetch",
+            Op::ConsumerHeartbeat => "ConsumerGroupHeartbeat",
             Op::ApiVersions => "ApiVersions",
         }
     }
