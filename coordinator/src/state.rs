@@ -564,26 +564,7 @@ fn consumer_timer(
     now: TimestampMs,
 ) -> Outcome {
     let outcome = consumer_group::timers::decide(config, groups, key);
-    let (TimerKey::MemberHeartbeat {
-        group_id,
-        member_id,
-    }
-    | TimerKey::ConsumerRebalance {
-        group_id,
-        member_id,
-        ..
-    }
-    | TimerKey::ClassicMemberJoin {
-        group_id,
-        member_id,
-        ..
-    }
-    | TimerKey::ClassicMemberSync {
-        group_id,
-        member_id,
-        ..
-    }) = key
-    else {
+    let Some((group_id, member_id)) = key.member() else {
         return outcome;
     };
     if outcome.records.is_empty() {

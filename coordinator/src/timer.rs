@@ -79,6 +79,36 @@ impl TimerKey {
             TimerKey::OffsetsRetention | TimerKey::TransactionTimeout { .. } => None,
         }
     }
+
+    /// The member the timer belongs to (its session, revocation or classic deadline);
+    /// `None` for group- and shard-wide timers.
+    pub fn member(&self) -> Option<(&GroupId, &MemberId)> {
+        match self {
+            TimerKey::MemberHeartbeat {
+                group_id,
+                member_id,
+            }
+            | TimerKey::ConsumerRebalance {
+                group_id,
+                member_id,
+                ..
+            }
+            | TimerKey::ClassicMemberJoin {
+                group_id,
+                member_id,
+                ..
+            }
+            | TimerKey::ClassicMemberSync {
+                group_id,
+                member_id,
+                ..
+            } => Some((group_id, member_id)),
+            TimerKey::JoinPhase { .. }
+            | TimerKey::SyncPhase { .. }
+            | TimerKey::OffsetsRetention
+            | TimerKey::TransactionTimeout { .. } => None,
+        }
+    }
 }
 
 /// Arm or cancel a timer on the leader. On firing, the leader submits

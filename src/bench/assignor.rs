@@ -81,12 +81,6 @@ fn bucketed(members: usize, topics: usize, partitions: u32, buckets: usize) -> G
     let buckets = buckets.clamp(1, members.max(1));
     let topics_per_bucket = topics.div_ceil(buckets);
     let members_per_bucket = members.div_ceil(buckets);
-    let topic_specs: Vec<TopicSpec> = (0..topics)
-        .map(|t| TopicSpec {
-            id: TopicId(1 + t as u128),
-            partitions,
-        })
-        .collect();
     GroupSpec {
         members: member_ids(members)
             .enumerate()
@@ -101,19 +95,23 @@ fn bucketed(members: usize, topics: usize, partitions: u32, buckets: usize) -> G
                 }
             })
             .collect(),
-        topics: topic_specs,
+        topics: topic_specs(topics, partitions),
     }
+}
+
+/// Topics 1..=`topics` of `partitions` partitions each.
+fn topic_specs(topics: usize, partitions: u32) -> Vec<TopicSpec> {
+    (0..topics)
+        .map(|t| TopicSpec {
+            id: TopicId(1 + t as u128),
+            partitions,
+        })
+        .collect()
 }
 
 /// The overlapping group: each member subscribes to `per_member` distinct topics chosen by
 /// a fixed hash of (member, draw), so every run of the benchmark sees the same group.
 fn heterogeneous(members: usize, topics: usize, partitions: u32, per_member: usize) -> GroupSpec {
-    let topic_specs: Vec<TopicSpec> = (0..topics)
-        .map(|t| TopicSpec {
-            id: TopicId(1 + t as u128),
-            partitions,
-        })
-        .collect();
     GroupSpec {
         members: member_ids(members)
             .enumerate()
@@ -132,7 +130,7 @@ fn heterogeneous(members: usize, topics: usize, partitions: u32, per_member: usi
                 }
             })
             .collect(),
-        topics: topic_specs,
+        topics: topic_specs(topics, partitions),
     }
 }
 

@@ -30,31 +30,8 @@ pub(crate) type Member = (GroupId, MemberId);
 
 /// The member a timer of one member belongs to; `None` for group- and shard-wide timers.
 pub(crate) fn member_of(key: &TimerKey) -> Option<Member> {
-    match key {
-        TimerKey::MemberHeartbeat {
-            group_id,
-            member_id,
-        }
-        | TimerKey::ConsumerRebalance {
-            group_id,
-            member_id,
-            ..
-        }
-        | TimerKey::ClassicMemberJoin {
-            group_id,
-            member_id,
-            ..
-        }
-        | TimerKey::ClassicMemberSync {
-            group_id,
-            member_id,
-            ..
-        } => Some((group_id.clone(), member_id.clone())),
-        TimerKey::JoinPhase { .. }
-        | TimerKey::SyncPhase { .. }
-        | TimerKey::OffsetsRetention
-        | TimerKey::TransactionTimeout { .. } => None,
-    }
+    key.member()
+        .map(|(group_id, member_id)| (group_id.clone(), member_id.clone()))
 }
 
 /// One member's writes in flight.

@@ -67,6 +67,17 @@ pub enum SendError {
     },
 }
 
+impl SendError {
+    /// `slice`'s file ended at `at`, before the located records' `end`.
+    fn short_file(slice: &FileSlice, at: u64, end: u64) -> SendError {
+        SendError::ShortFile {
+            path: slice.path().to_owned(),
+            at,
+            missing: end - at,
+        }
+    }
+}
+
 /// Bytes of an answer staged per TLS write.
 const TLS_STAGE_BYTES: usize = 256 << 10;
 
@@ -257,11 +268,7 @@ impl Stage {
             match slice.with_file(|file| file.read_exact_at(buf, position)) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    return Err(SendError::ShortFile {
-                        path: slice.path().to_owned(),
-                        at: position,
-                        missing: end - position,
-                    })
+                    return Err(SendError::short_file(slice, position, end))
                 }
                 Ok(Err(e)) => return Err(e.into()),
                 Err(cut) => return Err(cut.into()),
@@ -296,13 +303,7 @@ async fn send_file(
             }
         });
         match sent {
-            Ok(Ok(0)) => {
-                return Err(SendError::ShortFile {
-                    path: slice.path().to_owned(),
-                    at: position,
-                    missing: end - position,
-                })
-            }
+            Ok(Ok(0)) => return Err(SendError::short_file(slice, position, end)),
             Ok(Ok(n)) => position += n as u64,
             Ok(Err(cut)) => return Err(cut.into()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
