@@ -836,9 +836,13 @@ async fn watch_metrics(
             };
             leader_tx.send_if_modified(|current| {
                 if *current != leader {
-                    // One line per change on every node: who leads is what an operator
-                    // reads first when a cluster misbehaves.
+                    // One line per change of leader on every node: who leads is what an
+                    // operator reads first when a cluster misbehaves. The leader's record
+                    // changing (its listeners published, decision 0184) is no new leader.
+                    let id = |l: &Option<LeaderInfo>| l.as_ref().map(|l| l.node_id);
+                    let same_leader = id(current) == id(&leader);
                     match &leader {
+                        _ if same_leader => {}
                         Some(l) => tracing::info!(
                             leader = l.node_id,
                             term,
