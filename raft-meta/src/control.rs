@@ -45,6 +45,10 @@ pub(crate) struct Control {
     /// The Raft log's disk-full guard: new commands are refused while it is full (entries
     /// already in flight wait in the store until there is room).
     pub space: Option<compaction::SpaceGuard>,
+    /// One membership change at a time on this node: openraft refuses a change while another
+    /// is uncommitted ("already undergoing a configuration change"), and a joining node's
+    /// listener publication (decision 0184) races the operator's add-voter that follows it.
+    pub membership_changes: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// The last log index a process found at start, and the term of the vote it had persisted.
@@ -208,13 +212,16 @@ impl Control {
         info: NodeInfo,
     ) -> Result<ClusterStatus, MembershipError> {
         let m = self.raft.metrics().borrow().clone();
-        let added = self
-            .raft
-            .add_learner(node_id, info, false)
-            .await
-            .map_err(|e| map_write_error(e, &m))?;
+        let added = {
+            let _one = self.membership_changes.lock().await;
+            self.raft
+                .add_learner(node_id, info, false)
+                .await
+                .map_err(|e| map_write_error(e, &m))?
+        };
         let stall_max = self.request_timeout.saturating_mul(4);
         if !self.caught_up(node_id, added.log_id, stall_max).await {
+            let _one = self.membership_changes.lock().await;
             self.raft
                 .change_membership(ChangeMembers::RemoveNodes(BTreeSet::from([node_id])), false)
                 .await
@@ -224,6 +231,7 @@ impl Control {
                 stalled_ms: stall_max.as_millis() as u64,
             });
         }
+        let _one = self.membership_changes.lock().await;
         self.raft
             .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([node_id])), false)
             .await
@@ -242,6 +250,7 @@ impl Control {
     ) -> Result<ClusterStatus, MembershipError> {
         crate::node_record::check_listeners(&listeners)
             .map_err(|e| MembershipError::Raft(e.to_string()))?;
+        let _one = self.membership_changes.lock().await;
         let m = self.raft.metrics().borrow().clone();
         let Some(current) = m.membership_config.membership().get_node(&node_id).cloned() else {
             return Err(MembershipError::UnknownNode(node_id));
@@ -317,6 +326,7 @@ impl Control {
 
     /// Removes `node_id` from the voters and from the cluster.
     pub async fn remove_voter(&self, node_id: NodeId) -> Result<ClusterStatus, MembershipError> {
+        let _one = self.membership_changes.lock().await;
         let m = self.raft.metrics().borrow().clone();
         if !m
             .membership_config

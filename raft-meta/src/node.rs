@@ -360,6 +360,7 @@ impl<A: Application> MetaNode<A> {
             space: log.space().inspect(|space| {
                 space.set_reserve_bytes(tuning.command_disk_reserve_bytes);
             }),
+            membership_changes: Arc::new(tokio::sync::Mutex::new(())),
         };
 
         let mut tasks = Vec::new();
