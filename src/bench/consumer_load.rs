@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use super::broker::BrokerWatch;
 use super::consumer_member::{ConsumerMember, Next, Sent};
-use super::load::{self, LoadResult, OpStats, Window, DRAIN_TIMEOUT};
+use super::load::{self, join_load_tasks, LoadResult, OpStats, Window, DRAIN_TIMEOUT};
 use super::stats::{ErrorCounts, Latencies, Op};
 use super::wire::Conn;
 use super::BenchError;
@@ -118,23 +118,13 @@ pub async fn run(
         tasks.spawn(async move { drive(conn, mine, &spec, start, window).await });
     }
     let cpu = load::sample_window(watch, window);
-    let mut total = ConnStats::default();
-    let mut failure = None;
-    while let Some(done) = tasks.join_next().await {
-        match done {
-            Ok(Ok(s)) => merge(&mut total, s),
-            Ok(Err(e)) => {
-                failure.get_or_insert(e);
-            }
-            Err(e) => {
-                failure.get_or_insert(BenchError::Setup(format!("a load task: {e}")));
-            }
+    let total = match join_load_tasks(tasks, merge).await {
+        Ok(total) => total,
+        Err(e) => {
+            cpu.abort();
+            return Err(e);
         }
-    }
-    if let Some(e) = failure {
-        cpu.abort();
-        return Err(e);
-    }
+    };
     let (client_cpu, broker_cpu, raft) = cpu.await.unwrap_or((None, None, None));
     let mut ops = BTreeMap::new();
     ops.insert(

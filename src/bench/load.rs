@@ -169,23 +169,13 @@ pub async fn run(
         tasks.spawn(async move { drive(conn, mine, &spec, start, window).await });
     }
     let cpu = sample_window(watch, window);
-    let mut total = ConnStats::default();
-    let mut failure = None;
-    while let Some(done) = tasks.join_next().await {
-        match done {
-            Ok(Ok(s)) => merge(&mut total, s),
-            Ok(Err(e)) => {
-                failure.get_or_insert(e);
-            }
-            Err(e) => {
-                failure.get_or_insert(BenchError::Setup(format!("a load task: {e}")));
-            }
+    let total = match join_load_tasks(tasks, merge).await {
+        Ok(total) => total,
+        Err(e) => {
+            cpu.abort();
+            return Err(e);
         }
-    }
-    if let Some(e) = failure {
-        cpu.abort();
-        return Err(e);
-    }
+    };
     let (client_cpu, broker_cpu, raft) = cpu.await.unwrap_or((None, None, None));
     let mut ops = BTreeMap::new();
     for (op, lat) in total.latencies {
@@ -215,6 +205,28 @@ pub async fn run(
 /// What the load generator's and the brokers' CPU and the brokers' Raft counters did between
 /// the window's ends: (load generator CPU, broker CPU, Raft), each `None` if unreadable.
 pub(super) type WindowSample = (Option<Duration>, Option<Duration>, Option<RaftCounters>);
+
+/// Waits for every load task and merges what each measured; the first failure (a task's
+/// error, or a task that panicked) is the result instead.
+pub(super) async fn join_load_tasks<S: Default + Send + 'static>(
+    mut tasks: tokio::task::JoinSet<Result<S, BenchError>>,
+    merge: impl Fn(&mut S, S),
+) -> Result<S, BenchError> {
+    let mut total = S::default();
+    let mut failure = None;
+    while let Some(done) = tasks.join_next().await {
+        match done {
+            Ok(Ok(s)) => merge(&mut total, s),
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(e) => {
+                failure.get_or_insert(BenchError::Setup(format!("a load task: {e}")));
+            }
+        }
+    }
+    failure.map_or(Ok(total), Err)
+}
 
 /// Samples `watch` at both ends of `window`, in a task of its own.
 pub(super) fn sample_window(
