@@ -6,8 +6,11 @@
 //! [`Server`]: crate::server::Server
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
+use kafka_protocol::messages::ApiKey;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tokio::sync::watch;
 
 /// Requests decoded, by `api`.
 pub const REQUESTS_TOTAL: &str = "cohort_requests_total";
@@ -62,4 +65,63 @@ pub fn prometheus() -> &'static PrometheusHandle {
         }
         handle
     })
+}
+
+/// How often histogram samples are folded into their buckets when nobody scrapes `/metrics`.
+const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// Folds recorded histogram samples into their buckets every [`UPKEEP_EVERY`] until `shutdown`
+/// flips. The recorder keeps every sample until upkeep runs, so without this a broker nobody
+/// scrapes would hold 16 bytes per request forever.
+pub async fn run_upkeep(mut shutdown: watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(UPKEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => return,
+            _ = every.tick() => {
+                if let Some(handle) = HANDLE.get() {
+                    handle.run_upkeep();
+                }
+            }
+        }
+    }
+}
+
+/// One API's request counter and duration histogram. Looking a labelled metric up by name
+/// hashes its key and takes the registry's lock, on every request; these are looked up once.
+struct ApiMetrics {
+    requests: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+/// Indexed by API key; Kafka's keys are small and dense.
+static PER_API: [OnceLock<ApiMetrics>; 128] = [const { OnceLock::new() }; 128];
+
+/// The handles of `api`, registered on first use, once the recorder is installed (a handle
+/// taken before that would count nothing, forever). None before that, or for a key out of range.
+fn per_api(api: ApiKey) -> Option<&'static ApiMetrics> {
+    HANDLE.get()?;
+    let slot = PER_API.get(usize::try_from(api as i16).ok()?)?;
+    Some(slot.get_or_init(|| {
+        let name = crate::handlers::api_name(api);
+        ApiMetrics {
+            requests: metrics::counter!(REQUESTS_TOTAL, "api" => name),
+            duration: metrics::histogram!(REQUEST_DURATION_SECONDS, "api" => name),
+        }
+    }))
+}
+
+/// Counts one decoded request of `api` in `cohort_requests_total`.
+pub fn count_request(api: ApiKey) {
+    if let Some(m) = per_api(api) {
+        m.requests.increment(1);
+    }
+}
+
+/// Records one request's time from decoded to encoded in `cohort_request_duration_seconds`.
+pub fn record_request_duration(api: ApiKey, elapsed: Duration) {
+    if let Some(m) = per_api(api) {
+        m.duration.record(elapsed.as_secs_f64());
+    }
 }

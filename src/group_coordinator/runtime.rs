@@ -163,6 +163,9 @@ fn answer_when_completed(completed: oneshot::Receiver<()>, responder: Responder,
 /// How long an off-path assignment that was not committed waits before it runs again.
 const ASSIGNMENT_RETRY: Duration = Duration::from_millis(200);
 
+/// Messages handled per turn of the runtime's loop before it looks at its timers and watchers.
+const DRAIN_PER_TURN: usize = 256;
+
 /// How often a new leader checks whether it has applied what was committed before it led.
 const LOAD_POLL: Duration = Duration::from_millis(20);
 
@@ -222,6 +225,15 @@ impl Runtime {
                 msg = self.rx.recv() => match msg {
                     Some(msg) => {
                         self.on_msg(msg);
+                        // What else is already queued is handled before the next select: under
+                        // load one turn of this loop (a fresh timer, the watchers polled) then
+                        // serves many messages instead of one.
+                        for _ in 1..DRAIN_PER_TURN {
+                            match self.rx.try_recv() {
+                                Ok(msg) => self.on_msg(msg),
+                                Err(_) => break,
+                            }
+                        }
                         self.publish_expiring();
                     }
                     None => return,

@@ -390,6 +390,7 @@ impl Server {
             interval,
             shutdown_rx.clone(),
         ));
+        tokio::spawn(m::run_upkeep(shutdown_rx.clone()));
         let maintenance_task = tokio::spawn(maintenance(broker.clone(), shutdown_rx));
         tracing::info!(%kafka_addr, %http_addr, data_dir = %broker.config.data_dir.display(),
             node_id = broker.config.node_id, "cohort started");
