@@ -29,6 +29,7 @@ mod cluster_config;
 mod cluster_failover;
 mod cluster_kip848;
 mod cluster_lease;
+mod cluster_listener_missing;
 mod cluster_membership;
 mod cluster_node_auth;
 mod cluster_partition;

@@ -102,9 +102,12 @@ fn locate(ctx: &RequestContext, key_type: i8) -> Result<BrokerEndpoint, (i16, St
         .into_iter()
         .find(|b| u64::try_from(b.node_id.0).ok() == Some(leader.node_id))
         .ok_or_else(|| {
+            // Kafka's COORDINATOR_NOT_AVAILABLE for a coordinator without the request's
+            // listener (`getAliveBrokerNode(leader, listenerName)` is empty).
             not_available(GroupError::NotAvailable(format!(
-                "leader {} has no Kafka endpoint",
-                leader.node_id
+                "leader {} has no {} listener",
+                leader.node_id,
+                ctx.listener.protocol.name()
             )))
         })
 }

@@ -204,11 +204,20 @@ fn topic_metadata(
             let leader = assignment.leader();
             let replicas: Vec<BrokerId> =
                 assignment.replicas.iter().map(|r| BrokerId(*r)).collect();
-            let online: Vec<BrokerId> = replicas
-                .iter()
-                .copied()
-                .filter(|r| live.contains(&r.0))
-                .collect();
+            // Kafka lists replicas and ISR whatever the client's listener from v1; v0
+            // (`errorUnavailableEndpoints`) lists only those it can reach on it.
+            let among = |set: &BTreeSet<i32>| -> Vec<BrokerId> {
+                replicas
+                    .iter()
+                    .copied()
+                    .filter(|r| set.contains(&r.0))
+                    .collect()
+            };
+            let (listed, in_sync) = if v == 0 {
+                (among(live), among(live))
+            } else {
+                (replicas.clone(), among(alive))
+            };
             let leader_live = live.contains(&leader);
             // A live leader without the client's listener: LISTENER_NOT_FOUND from v6,
             // LEADER_NOT_AVAILABLE before (Kafka's `errorUnavailableListeners`).
@@ -223,8 +232,8 @@ fn topic_metadata(
                 .with_partition_index(index as i32)
                 .with_error_code(ctx.error(code))
                 .with_leader_id(BrokerId(if leader_live { leader } else { -1 }))
-                .with_replica_nodes(replicas.clone())
-                .with_isr_nodes(online);
+                .with_replica_nodes(listed)
+                .with_isr_nodes(in_sync);
             if v >= 5 {
                 p = p.with_offline_replicas(
                     replicas
