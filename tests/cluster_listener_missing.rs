@@ -15,7 +15,7 @@ use crate::cluster_support;
 use crate::common;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -30,7 +30,7 @@ use kafka_protocol::protocol::Decodable;
 
 use cluster_support::{create_topic, s};
 use common::certs::Certs;
-use common::Cohort;
+use common::{free_port, Cohort};
 
 const TOPIC: &str = "placed";
 const GROUP: &str = "listeners";
@@ -39,14 +39,6 @@ const BARE: i32 = 3;
 const LISTENER_NOT_FOUND: i16 = 72;
 const LEADER_NOT_AVAILABLE: i16 = 5;
 const COORDINATOR_NOT_AVAILABLE: i16 = 15;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// One request on a fresh connection, over TLS when `tls` is given; panics on anything but an
 /// answer.
@@ -204,18 +196,8 @@ struct Cluster {
 impl Cluster {
     fn start(dir: &Path) -> Cluster {
         let certs = Certs::make(dir);
-        let secret = dir.join("cluster.secret");
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&secret)
-                .unwrap();
-            f.write_all(b"listener test: the nodes' shared cluster secret\n")
-                .unwrap();
-        }
+        let secret =
+            common::cluster_secret(dir, "listener test: the nodes' shared cluster secret\n");
         let raft: Vec<String> = (0..3)
             .map(|_| format!("127.0.0.1:{}", free_port()))
             .collect();

@@ -20,14 +20,14 @@ use crate::cluster_support;
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cluster_support::metadata;
 use common::certs::Certs;
 use common::metrics::scrape;
-use common::Cohort;
+use common::{free_port, Cohort};
 
 const TOPIC: &str = "orders";
 
@@ -35,14 +35,6 @@ const TOPIC: &str = "orders";
 /// and two clusters starting at once took each other's (and two clusters share two cores).
 static ONE_CLUSTER_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 const PARTITIONS: i32 = 3;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A running three-node cluster and what its clients need.
 struct Cluster {
@@ -73,21 +65,7 @@ enum First {
 /// (the cluster's `broker` credential is `broker-secret`).
 fn cluster(dir: &Path, node_password: &str, first: First) -> Cluster {
     let certs = Certs::make(dir);
-    let secret = dir.join("cluster.secret");
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&secret)
-            .unwrap();
-        std::io::Write::write_all(
-            &mut f,
-            b"node auth test: the nodes' shared cluster secret\n",
-        )
-        .unwrap();
-    }
+    let secret = common::cluster_secret(dir, "node auth test: the nodes' shared cluster secret\n");
     let node_config = dir.join("node.properties");
     std::fs::write(
         &node_config,

@@ -9,12 +9,12 @@
 use crate::cluster_support;
 use crate::common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cluster_support::metadata;
-use common::Cohort;
+use common::{free_port, Cohort};
 
 const ADMIN: [&str; 4] = [
     "security.protocol=SASL_PLAINTEXT",
@@ -34,14 +34,6 @@ const CAROL: [&str; 4] = [
     "sasl.username=carol",
     "sasl.password=carol-secret",
 ];
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// One node: its ports, its flags, the running process (if any).
 struct Node {
@@ -69,18 +61,7 @@ impl Node {
 }
 
 fn nodes(dir: &Path) -> Vec<Node> {
-    let secret = dir.join("cluster.secret");
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&secret)
-            .unwrap();
-        std::io::Write::write_all(&mut f, b"cluster security test: the nodes' shared secret\n")
-            .unwrap();
-    }
+    let secret = common::cluster_secret(dir, "cluster security test: the nodes' shared secret\n");
     // The nodes' own credential on each other's SASL listener (markers, lag): the super user.
     let node_config = dir.join("node.properties");
     std::fs::write(

@@ -12,7 +12,7 @@
 //!  print one table, and the ratio cohort / baseline
 //! ```
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -129,12 +129,12 @@ pub async fn run(args: CommitsArgs) -> Result<(), BenchError> {
     let runs: Vec<(&str, Target)> = if external {
         let mut r = vec![(
             "cohort",
-            Target::External(resolve_all(&args.bootstrap_server)?),
+            Target::External(setup::resolve_all(&args.bootstrap_server)?),
         )];
         if !args.baseline_bootstrap_server.is_empty() {
             r.push((
                 "naive baseline",
-                Target::External(resolve_all(&args.baseline_bootstrap_server)?),
+                Target::External(setup::resolve_all(&args.baseline_bootstrap_server)?),
             ));
         }
         r
@@ -170,18 +170,6 @@ enum Target {
     Start(Vec<String>),
     /// A running cluster.
     External(Vec<SocketAddr>),
-}
-
-fn resolve_all(servers: &[String]) -> Result<Vec<SocketAddr>, BenchError> {
-    servers
-        .iter()
-        .map(|s| {
-            s.to_socket_addrs()
-                .ok()
-                .and_then(|mut a| a.next())
-                .ok_or_else(|| BenchError::Setup(format!("cannot resolve {s}")))
-        })
-        .collect()
 }
 
 async fn measure(

@@ -131,16 +131,7 @@ enum Protocol {
 
 pub async fn run(args: ConsumerHeartbeatsArgs) -> Result<(), BenchError> {
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let external = args
-        .bootstrap_server
-        .iter()
-        .map(|s| {
-            std::net::ToSocketAddrs::to_socket_addrs(s)
-                .ok()
-                .and_then(|mut a| a.next())
-                .ok_or_else(|| BenchError::Setup(format!("cannot resolve {s}")))
-        })
-        .collect::<Result<Vec<SocketAddr>, BenchError>>()?;
+    let external = setup::resolve_all(&args.bootstrap_server)?;
     let load_before = broker::load_average();
     let mut protocols = vec![Protocol::Consumer];
     if args.baseline {

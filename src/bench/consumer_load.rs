@@ -89,19 +89,16 @@ pub async fn run(
         .iter()
         .flat_map(|(g, n)| std::iter::repeat_n(g.clone(), *n))
         .collect();
-    if members.is_empty() {
-        return Err(BenchError::Setup("no members to drive".into()));
-    }
-    let connections = spec.connections.clamp(1, members.len());
-    let mut conns = Vec::with_capacity(connections);
-    for _ in 0..connections {
-        conns.push(Conn::connect(coordinator, "cohort-bench-consumer").await?);
-    }
-    let start = Instant::now();
-    let window = Window {
-        start: start + spec.warmup,
-        end: start + spec.warmup + spec.duration,
-    };
+    let (conns, start, window) = load::open(
+        coordinator,
+        members.len(),
+        spec.connections,
+        "cohort-bench-consumer",
+        spec.warmup,
+        spec.duration,
+    )
+    .await?;
+    let connections = conns.len();
     let mut tasks = tokio::task::JoinSet::new();
     for (c, conn) in conns.into_iter().enumerate() {
         let mine: Vec<(usize, ConsumerMember)> = members

@@ -134,6 +134,31 @@ impl Window {
     }
 }
 
+/// Opens `connections` connections to `coordinator` (at least one, at most one per member of
+/// `members`); returns them, when the load starts (now) and the window measured after `warmup`.
+pub(super) async fn open<T>(
+    coordinator: SocketAddr,
+    members: usize,
+    connections: usize,
+    client_id: &str,
+    warmup: Duration,
+    duration: Duration,
+) -> Result<(Vec<Conn<T>>, Instant, Window), BenchError> {
+    if members == 0 {
+        return Err(BenchError::Setup("no members to drive".into()));
+    }
+    let mut conns = Vec::with_capacity(connections.clamp(1, members));
+    for _ in 0..connections.clamp(1, members) {
+        conns.push(Conn::connect(coordinator, client_id).await?);
+    }
+    let start = Instant::now();
+    let window = Window {
+        start: start + warmup,
+        end: start + warmup + duration,
+    };
+    Ok((conns, start, window))
+}
+
 /// Runs `spec` against `coordinator` with `members` (for OffsetFetch, one "member" per group
 /// to read, its partitions the ones to ask for). The watched brokers are sampled for CPU and
 /// Raft counters at the window's ends.
@@ -143,19 +168,16 @@ pub async fn run(
     spec: &LoadSpec,
     watch: &BrokerWatch,
 ) -> Result<LoadResult, BenchError> {
-    if members.is_empty() {
-        return Err(BenchError::Setup("no members to drive".into()));
-    }
-    let connections = spec.connections.clamp(1, members.len());
-    let mut conns = Vec::with_capacity(connections);
-    for _ in 0..connections {
-        conns.push(Conn::connect(coordinator, "cohort-bench-load").await?);
-    }
-    let start = Instant::now();
-    let window = Window {
-        start: start + spec.warmup,
-        end: start + spec.warmup + spec.duration,
-    };
+    let (conns, start, window) = open(
+        coordinator,
+        members.len(),
+        spec.connections,
+        "cohort-bench-load",
+        spec.warmup,
+        spec.duration,
+    )
+    .await?;
+    let connections = conns.len();
     let mut tasks = JoinSet::new();
     for (c, conn) in conns.into_iter().enumerate() {
         let mine: Vec<(usize, Member)> = members

@@ -83,15 +83,7 @@ pub async fn run(args: OffsetFetchArgs) -> Result<(), BenchError> {
         launched = Some(l);
         b
     } else {
-        args.bootstrap_server
-            .iter()
-            .map(|s| {
-                std::net::ToSocketAddrs::to_socket_addrs(s)
-                    .ok()
-                    .and_then(|mut a| a.next())
-                    .ok_or_else(|| BenchError::Setup(format!("cannot resolve {s}")))
-            })
-            .collect::<Result<_, _>>()?
+        setup::resolve_all(&args.bootstrap_server)?
     };
     let watch = launched.as_ref().map(Launched::watch).unwrap_or_default();
     let (fetch, floor) = drive(&args, &bootstrap, &watch).await?;

@@ -38,6 +38,19 @@ const NONE: i16 = 0;
 const TOPIC_ALREADY_EXISTS: i16 = 36;
 
 /// Checks that the broker at `addr` serves every request the load sends at its version.
+/// Each `HOST:PORT` of a `--bootstrap-server` list, resolved to its first address.
+pub fn resolve_all(servers: &[String]) -> Result<Vec<SocketAddr>, BenchError> {
+    servers
+        .iter()
+        .map(|s| {
+            s.to_socket_addrs()
+                .ok()
+                .and_then(|mut a| a.next())
+                .ok_or_else(|| BenchError::Setup(format!("cannot resolve {s}")))
+        })
+        .collect()
+}
+
 pub async fn check_versions(addr: SocketAddr) -> Result<(), BenchError> {
     check_served(
         addr,

@@ -1,11 +1,11 @@
 //! Three `cohort serve` processes on loopback forming one Raft cluster (fixed ports picked
 //! free beforehand, since every node must know the others' addresses at start).
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command};
 
-use crate::common::{listening_field, spawn_listening};
+use crate::common::{free_port, listening_field, spawn_listening};
 
 /// One node: its process, Kafka address and log file.
 pub struct Node {
@@ -54,14 +54,6 @@ impl Drop for Node {
             let _ = c.wait();
         }
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Starts `n` nodes under `dir` with the same `--peers` list and waits for each to announce
