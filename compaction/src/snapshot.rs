@@ -322,6 +322,9 @@ pub struct SnapshotReader {
     meta: Bytes,
     records: u64,
     done: bool,
+    /// Where a part made by [`SnapshotReader::split`] ends: reading stops there, and the part
+    /// that holds the trailer checks it. `len` for a whole reader.
+    end: u64,
 }
 
 impl SnapshotReader {
@@ -352,6 +355,7 @@ impl SnapshotReader {
             meta: Bytes::new(),
             records: 0,
             done: false,
+            end: len,
         };
         let at = reader.ensure(0, HEADER_LEN)?;
         let header = reader.chunk.slice(at..);
@@ -376,6 +380,81 @@ impl SnapshotReader {
             _ => return Err(reader.corrupt(meta_position, SnapshotFault::Meta)),
         }
         Ok(reader)
+    }
+
+    /// The record count the trailer states, read from the end of an in-memory image without
+    /// walking it: a capacity hint only (the walk still checks the trailer), capped by what the
+    /// image's size could hold. `None` for a file source or an image whose end is not a trailer.
+    pub fn records_hint(&self) -> Option<u64> {
+        let Source::Memory(bytes) = &self.source else {
+            return None;
+        };
+        let trailer_len = frame::FRAME_HEADER_LEN + 16;
+        let tail = bytes.get(bytes.len().checked_sub(trailer_len)?..)?;
+        let frame::Decoded::Frame(header) = frame::decode(tail) else {
+            return None;
+        };
+        let payload = tail.get(header.payload_range())?;
+        if header.keyed || payload.len() != 16 || payload[..8] != TRAILER_MAGIC[..] {
+            return None;
+        }
+        Some(frame::read_u64(payload, 8).min(self.len / frame::FRAME_HEADER_LEN as u64))
+    }
+
+    /// Cuts the records of an in-memory image into up to `parts` readers over consecutive
+    /// byte ranges of about equal size, to be read on as many threads; reading every part
+    /// checks everything one reader would (each frame's CRC, the sequence across the cuts, the
+    /// trailer in the last part). The cuts are found by walking the frames' lengths without
+    /// their CRCs: a damaged length only moves a cut, and the part that meets it reports it.
+    /// A file source, or a reader already partly read, stays one part.
+    pub fn split(self, parts: usize) -> Vec<SnapshotReader> {
+        let bytes = match &self.source {
+            Source::Memory(bytes) => bytes.clone(),
+            Source::File(_) => return vec![self],
+        };
+        if parts < 2 || self.records != 0 || self.end != self.len {
+            return vec![self];
+        }
+        let mut cuts = Vec::new();
+        let mut position = self.position;
+        let mut records = self.records;
+        let step = (self.len - position) / parts as u64;
+        let mut next_cut = position.saturating_add(step);
+        while cuts.len() + 1 < parts {
+            let Some(rest) = bytes.get(position as usize..) else {
+                break;
+            };
+            // The trailer (unkeyed) is never cut before: the last part checks it.
+            let Some(header) = frame::peek(rest).filter(|h| h.keyed) else {
+                break;
+            };
+            position += u64::from(header.frame_len);
+            records += 1;
+            if position >= next_cut {
+                cuts.push((position, records));
+                next_cut = position.saturating_add(step);
+            }
+        }
+        let mut readers = Vec::with_capacity(cuts.len() + 1);
+        let mut first = self;
+        for (position, records) in cuts.into_iter().rev() {
+            readers.push(SnapshotReader {
+                path: first.path.clone(),
+                source: Source::Memory(bytes.clone()),
+                len: first.len,
+                position,
+                chunk: Bytes::new(),
+                chunk_start: 0,
+                meta: first.meta.clone(),
+                records,
+                done: false,
+                end: first.end,
+            });
+            first.end = position;
+        }
+        readers.push(first);
+        readers.reverse();
+        readers
     }
 
     /// The opaque meta blob given to [`SnapshotWriter::create`].
@@ -448,13 +527,21 @@ impl SnapshotReader {
             return Ok(None);
         }
         let position = self.position;
+        if position == self.end && self.end != self.len {
+            // The end of a part that `split` cut before the trailer.
+            self.done = true;
+            return Ok(None);
+        }
         let Some(entry) = self.next_frame()? else {
             return Err(SnapshotError::Truncated {
                 path: self.path.clone(),
                 position,
             });
         };
-        if entry.first_offset.0 != self.records + 1 || entry.last_offset != entry.first_offset {
+        if entry.first_offset.0 != self.records + 1
+            || entry.last_offset != entry.first_offset
+            || self.position > self.end
+        {
             return Err(self.corrupt(position, SnapshotFault::Sequence));
         }
         match entry.key {

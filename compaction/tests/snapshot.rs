@@ -85,6 +85,69 @@ fn every_flipped_byte_and_every_truncation_is_refused() {
     ));
 }
 
+/// Reads an in-memory image as `parts` split readers, one after the other, and joins them.
+fn read_split(image: &Bytes, parts: usize) -> Result<Vec<(Bytes, Option<Bytes>)>, SnapshotError> {
+    let reader = SnapshotReader::from_bytes(Path::new("image"), image.clone())?;
+    let mut records = Vec::new();
+    for part in reader.split(parts) {
+        for record in part {
+            let record = record?;
+            records.push((record.key, record.value));
+        }
+    }
+    Ok(records)
+}
+
+#[test]
+fn split_readers_read_every_record_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for count in [0, 1, 2, 3, 7, 1000] {
+        let written = write_snapshot(dir.path(), "snap", count);
+        let image = Bytes::from(std::fs::read(dir.path().join("snap")).unwrap());
+        for parts in 1..=5 {
+            let reader = SnapshotReader::from_bytes(Path::new("image"), image.clone()).unwrap();
+            let made = reader.split(parts).len();
+            assert!(
+                made <= parts.max(1),
+                "{count} records, {parts} parts: {made}"
+            );
+            if count >= 1000 {
+                assert_eq!(made, parts, "a large image is cut as asked");
+            }
+            assert_eq!(read_split(&image, parts).unwrap(), written, "{parts} parts");
+        }
+        assert_eq!(
+            SnapshotReader::from_bytes(Path::new("image"), image.clone())
+                .unwrap()
+                .records_hint(),
+            Some(u64::from(count))
+        );
+    }
+}
+
+#[test]
+fn split_readers_refuse_every_flipped_byte_and_every_truncation() {
+    let dir = tempfile::tempdir().unwrap();
+    write_snapshot(dir.path(), "snap", 20);
+    let good = std::fs::read(dir.path().join("snap")).unwrap();
+    for parts in [2, 3] {
+        for at in 0..good.len() {
+            let mut bad = good.clone();
+            bad[at] ^= 0x10;
+            assert!(
+                read_split(&Bytes::from(bad), parts).is_err(),
+                "{parts} parts: flip at byte {at} unnoticed"
+            );
+        }
+        for cut in 0..good.len() {
+            assert!(
+                read_split(&Bytes::from(good[..cut].to_vec()), parts).is_err(),
+                "{parts} parts: cut at byte {cut} unnoticed"
+            );
+        }
+    }
+}
+
 #[test]
 fn crash_before_rename_leaves_the_previous_snapshot() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,6 +19,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// The broker's allocator (src/main.rs), so restart and failover figures are the broker's:
+// glibc's malloc spends ~40 % of a 1M-key restart consolidating the free lists a dropped
+// state left behind.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[path = "../testkit/kv.rs"]
 mod kv;
 
@@ -314,8 +320,8 @@ async fn section_replay(quick: bool) {
     let keys: u64 = if quick { 100_000 } else { 1_000_000 };
     let tail_mib: u64 = if quick { 10 } else { 100 };
     println!("\n## replay: restart with a {keys}-key snapshot and a {tail_mib} MiB log tail");
-    println!("| store | snapshot MiB | tail MiB | restart to applied s | MB/s | snapshot load s |");
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("| store | snapshot MiB | tail MiB | restart to applied s | MB/s | snapshot load s | node started s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
     for store in stores() {
         let tmp = tempfile::tempdir().unwrap();
         let mut nodes = start_cluster(store, tmp.path(), 1, tuning()).await;
@@ -367,6 +373,7 @@ async fn section_replay(quick: bool) {
         let started_restart = Instant::now();
         let mut nodes = start_cluster_at(store, tmp.path()).await;
         let node = nodes.remove(0);
+        let start_secs = started_restart.elapsed().as_secs_f64();
         while node.status().applied_index.is_none_or(|a| a < last) {
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
@@ -374,12 +381,13 @@ async fn section_replay(quick: bool) {
         let _ = started;
         let total = snap_bytes + tail_mib * 1024 * 1024;
         println!(
-            "| {} | {:.1} | {tail_mib} | {:.2} | {:.0} | {:.2} |",
+            "| {} | {:.1} | {tail_mib} | {:.2} | {:.0} | {:.2} | {:.2} |",
             store.name(),
             snap_bytes as f64 / 1048576.0,
             secs,
             total as f64 / 1e6 / secs,
-            sm_secs
+            sm_secs,
+            start_secs
         );
         node.shutdown().await;
     }
@@ -403,12 +411,16 @@ async fn start_cluster_at(store: RaftStore, dir: &Path) -> Vec<MetaNode<KvApp>> 
     vec![MetaNode::start_on(config, l, KvApp::new()).await.unwrap()]
 }
 
-fn numeric_flag(name: &str) -> Option<u64> {
+fn string_flag(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse().expect("a number"))
+        .cloned()
+}
+
+fn numeric_flag(name: &str) -> Option<u64> {
+    string_flag(name).map(|v| v.parse().expect("a number"))
 }
 
 /// Nearest-rank percentile of sorted seconds.
@@ -641,13 +653,39 @@ async fn section_failover_processes(quick: bool) {
         "{} missing: cargo build -p raft-meta --release --bins",
         bin.display()
     );
-    let t = Tuning::default();
+    // Timing other than the defaults (`--heartbeat-ms N`, `--election-ms SPREAD-LEASE`) and one
+    // election mode (`--elections pre-vote|openraft`) are passed to the nodes as given.
+    let mut t = Tuning::default();
+    if let Some(n) = numeric_flag("--heartbeat-ms") {
+        t.heartbeat_ms = n;
+    }
+    if let Some((lo, hi)) = string_flag("--election-ms")
+        .as_deref()
+        .and_then(|v| v.split_once('-'))
+    {
+        t.election_timeout_min_ms = lo.parse().expect("--election-ms SPREAD-LEASE");
+        t.election_timeout_max_ms = hi.parse().expect("--election-ms SPREAD-LEASE");
+    }
+    let modes: Vec<&str> = match string_flag("--elections").as_deref() {
+        Some("pre-vote") => vec!["pre-vote"],
+        Some("openraft") => vec!["openraft"],
+        _ => vec!["openraft", "pre-vote"],
+    };
     println!("\n## failover, processes: 3 raft-meta-kvnode processes holding {keys} keys, leader SIGKILLed {kills} times, time to the first acknowledged write on the new leader (heartbeat {} ms, lease {} ms, spread {} ms)", t.heartbeat_ms, t.election_timeout_max_ms, t.election_timeout_min_ms);
     println!("| store | elections | kills | p50 s | p90 s | p99 s | max s |");
     println!("|---|---|---:|---:|---:|---:|---:|");
+    let timing = [
+        "--heartbeat-ms".to_string(),
+        t.heartbeat_ms.to_string(),
+        "--election-ms".to_string(),
+        format!(
+            "{}-{}",
+            t.election_timeout_min_ms, t.election_timeout_max_ms
+        ),
+    ];
     for (store, elections) in stores()
         .into_iter()
-        .flat_map(|s| ["openraft", "pre-vote"].into_iter().map(move |e| (s, e)))
+        .flat_map(|s| modes.clone().into_iter().map(move |e| (s, e)))
     {
         let tmp = tempfile::tempdir().unwrap();
         let raft: Vec<String> = (0..3).map(|_| free_addr()).collect();
@@ -667,6 +705,7 @@ async fn section_failover_processes(quick: bool) {
                 .args(["--client", &client[i], "--bootstrap", "cluster"])
                 .args(["--peers", &peers, "--snapshot-every", "5000"])
                 .args(["--elections", elections])
+                .args(&timing)
                 .env("RUST_LOG", "off")
                 .stdout(std::process::Stdio::null())
                 .spawn()

@@ -269,12 +269,23 @@ impl<A: Application> MetaNode<A> {
 
         let probe = StoreProbe::default();
         let log_dir = config.raft_dir.join(format!("log-{}", config.store.name()));
-        let mut log = LogStore::open(config.store, &log_dir, probe.clone())?;
-        let sm = StateMachine::open(
-            &config.raft_dir.join("snapshots"),
-            app,
-            tuning.snapshot_every_bytes,
-        )?;
+        // The log's open (segment scan) and the snapshot's load (read, verify, restore) touch
+        // different files: on two threads, a restart waits for the longer of the two only.
+        let (log, sm) = std::thread::scope(|scope| {
+            let log_probe = probe.clone();
+            let log_open = scope.spawn(|| LogStore::open(config.store, &log_dir, log_probe));
+            let sm = StateMachine::open(
+                &config.raft_dir.join("snapshots"),
+                app,
+                tuning.snapshot_every_bytes,
+            );
+            let log = log_open
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (log, sm)
+        });
+        let mut log = log?;
+        let sm = sm?;
 
         let log_state = log
             .get_log_state()

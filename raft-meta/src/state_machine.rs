@@ -55,6 +55,10 @@ struct Shared<A> {
     dir: SnapshotDir,
     /// The snapshot openraft serves to lagging followers: its meta and file.
     current: Mutex<Option<(SnapshotMeta, SnapshotFile)>>,
+    /// The bytes of `current` as `open` read them, handed to the first `get_current_snapshot`
+    /// (openraft's start-up asks for the snapshot once, for its meta) instead of reading and
+    /// verifying the whole file a second time; taken by that call, so held only during start-up.
+    opened_image: Mutex<Option<(SnapshotFile, Bytes)>>,
     /// Payload bytes applied since the last snapshot; the byte half of the snapshot policy.
     bytes_since_snapshot: AtomicU64,
     snapshot_bytes_threshold: u64,
@@ -120,7 +124,8 @@ impl<A: Application> StateMachine<A> {
         let mut last_applied = None;
         let mut membership = StoredMembership::default();
         let mut current = None;
-        if let Some((file, _image, meta, records)) = dir.load_newest_valid()? {
+        let mut opened_image = None;
+        if let Some((file, image, meta, records)) = dir.load_newest_valid()? {
             let started = Instant::now();
             let count = records.len();
             app.restore(records)
@@ -136,6 +141,7 @@ impl<A: Application> StateMachine<A> {
             );
             last_applied = meta.last_log_id;
             membership = meta.last_membership.clone();
+            opened_image = Some((file.clone(), image));
             current = Some((meta, file));
         }
         let floor = dir.retain(SNAPSHOTS_KEPT)?;
@@ -149,6 +155,7 @@ impl<A: Application> StateMachine<A> {
                 }),
                 dir,
                 current: Mutex::new(current),
+                opened_image: Mutex::new(opened_image),
                 bytes_since_snapshot: AtomicU64::new(0),
                 snapshot_bytes_threshold,
                 bytes_threshold_crossed: Notify::new(),
@@ -529,6 +536,21 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
         let Some((meta, file)) = current else {
             return Ok(None);
         };
+        let opened = self
+            .shared
+            .opened_image
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((opened_file, image)) = opened {
+            if opened_file == file {
+                // Verified by `open`; no copy when the application kept no slice of it.
+                return Ok(Some(Snapshot {
+                    meta,
+                    snapshot: Box::new(Cursor::new(Vec::from(image))),
+                }));
+            }
+        }
         let dir = self.shared.dir.clone();
         let (image, _, _) = tokio::task::spawn_blocking(move || dir.read(&file))
             .await
