@@ -731,6 +731,13 @@ async fn section_failover_processes(quick: bool) {
             assert!(Instant::now() < deadline, "no leader");
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
+        let term_of = |addr: String| async move {
+            kv_ask(&addr, "STATUS")
+                .await
+                .and_then(|s| kv_field(&s, "term"))
+        };
+        let term_before_load = term_of(client[li].clone()).await;
+        let load_started = Instant::now();
         // Load the keys: 128 connections, one PUT in flight each.
         let per_writer = keys / 128;
         let mut tasks = Vec::new();
@@ -752,6 +759,14 @@ async fn section_failover_processes(quick: bool) {
         for t in tasks {
             t.await.unwrap();
         }
+        // Elections the load itself caused (a leader starved or stalled past the lease).
+        let load_secs = load_started.elapsed().as_secs_f64();
+        let leader_after_load = leader_of(client.clone()).await.expect("a leader");
+        let term_after_load = term_of(client[leader_after_load].clone()).await;
+        println!(
+            "  load: {keys} PUTs from 128 connections in {load_secs:.1} s; terms {term_before_load:?} -> {term_after_load:?}"
+        );
+        li = leader_after_load;
         let mut times = Vec::new();
         let mut unasked_changes = 0;
         for k in 0..kills {

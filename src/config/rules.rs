@@ -29,6 +29,11 @@ use crate::security::sasl::{parse_mechanisms, SaslMechanism};
 pub const PERIOD_MS_MAX: u64 = 7 * 24 * 3_600_000;
 /// Longest `--flush-ms`: an hour of acknowledged writes that a power cut may lose.
 pub const FLUSH_MS_MAX: u64 = 3_600_000;
+/// Shortest `--raft-heartbeat-ms`: below it the leader's heartbeats (each an AppendEntries
+/// with that deadline) would time out behind one ordinary fsync.
+pub const RAFT_HEARTBEAT_MS_MIN: u64 = 10;
+/// Longest `--raft-election-timeout-ms` (and so heartbeat and spread): a minute without a leader.
+pub const RAFT_TIMING_MS_MAX: u64 = 60_000;
 /// Most client connections `--max-connections` may allow (each is a task and a descriptor).
 pub const MAX_CONNECTIONS_MAX: usize = 1_000_000;
 // The group coordinator's bounds are its replicated keys' (coordinator/src/config/keys.rs):
@@ -513,6 +518,32 @@ pub fn serve_rules() -> Vec<Rule<ServeArgs>> {
         Rule::range("--raft-batches-in-flight", 1..=64, |a: &ServeArgs| {
             a.cluster.raft_batches_in_flight
         }),
+        // Bounded above through the spread and the timeout, which must exceed it in turn
+        // (openraft's rules): one message per broken relation.
+        Rule::at_least(
+            "--raft-heartbeat-ms",
+            RAFT_HEARTBEAT_MS_MIN,
+            |a: &ServeArgs| a.cluster.raft_heartbeat_ms,
+        ),
+        Rule::new(
+            "--raft-election-jitter-ms",
+            "above --raft-heartbeat-ms",
+            |a: &ServeArgs| {
+                let c = &a.cluster;
+                (c.raft_election_jitter_ms <= c.raft_heartbeat_ms)
+                    .then(|| c.raft_election_jitter_ms.to_string())
+            },
+        ),
+        Rule::new(
+            "--raft-election-timeout-ms",
+            format!("above --raft-election-jitter-ms and at most {RAFT_TIMING_MS_MAX}"),
+            |a: &ServeArgs| {
+                let c = &a.cluster;
+                (c.raft_election_timeout_ms <= c.raft_election_jitter_ms
+                    || c.raft_election_timeout_ms > RAFT_TIMING_MS_MAX)
+                    .then(|| c.raft_election_timeout_ms.to_string())
+            },
+        ),
         Rule::range(
             "--raft-connections-max",
             1..=limits::RAFT_CONNECTIONS_MAX_MAX,
@@ -1002,6 +1033,20 @@ mod tests {
     rejects!(raft_batches_in_flight_is_bounded, "--raft-batches-in-flight",
         bad: [["--raft-batches-in-flight", "0"], ["--raft-batches-in-flight", "65"]],
         good: [["--raft-batches-in-flight", "1"], ["--raft-batches-in-flight", "64"]]);
+    rejects!(raft_heartbeat_is_bounded, "--raft-heartbeat-ms",
+        bad: [["--raft-heartbeat-ms", "9"]],
+        good: [["--raft-heartbeat-ms", "10"],
+               ["--raft-heartbeat-ms", "59", "--raft-election-jitter-ms", "60"]]);
+    rejects!(raft_election_jitter_is_above_the_heartbeat, "--raft-election-jitter-ms",
+        bad: [["--raft-heartbeat-ms", "60", "--raft-election-jitter-ms", "60"],
+              ["--raft-heartbeat-ms", "100", "--raft-election-jitter-ms", "99"]],
+        good: [["--raft-heartbeat-ms", "10", "--raft-election-jitter-ms", "11"]]);
+    rejects!(raft_election_timeout_is_above_the_jitter, "--raft-election-timeout-ms",
+        bad: [["--raft-election-jitter-ms", "100", "--raft-election-timeout-ms", "100"],
+              ["--raft-election-timeout-ms", "60001"]],
+        good: [["--raft-election-timeout-ms", "60000"],
+               ["--raft-heartbeat-ms", "100", "--raft-election-jitter-ms", "500",
+                "--raft-election-timeout-ms", "1000"]]);
     rejects!(raft_connections_max_is_bounded, "--raft-connections-max",
         bad: [["--raft-connections-max", "65537"]],
         good: [["--raft-connections-max", "65536"],

@@ -112,6 +112,9 @@ async fn start_node_holding(
         raft_snapshot_every_entries: 20_000,
         raft_batch_max_commands: 4096,
         raft_batches_in_flight: 2,
+        raft_heartbeat_ms: raft_meta::Tuning::default().heartbeat_ms,
+        raft_election_timeout_ms: raft_meta::Tuning::default().election_timeout_max_ms,
+        raft_election_jitter_ms: raft_meta::Tuning::default().election_timeout_min_ms,
         cluster_secret_file: None,
         peer_port: Default::default(),
     };

@@ -46,6 +46,23 @@ pub struct ClusterArgs {
     #[arg(long, default_value_t = 2)]
     pub raft_batches_in_flight: u32,
 
+    /// How often the Raft leader sends AppendEntries when idle; also each AppendEntries'
+    /// deadline (openraft's), so it must cover a follower's fsync on a loaded disk.
+    #[arg(long, default_value_t = raft_meta::Tuning::default().heartbeat_ms)]
+    pub raft_heartbeat_ms: u64,
+
+    /// The election timeout: a follower campaigns after this much silence from the leader
+    /// (plus a random spread) and grants votes only then; a leader serves reads from its own
+    /// state for four fifths of it after a quorum answered. A killed leader's successor
+    /// serves about this long after the kill.
+    #[arg(long, default_value_t = raft_meta::Tuning::default().election_timeout_max_ms)]
+    pub raft_election_timeout_ms: u64,
+
+    /// The random spread added to the election timeout per campaign (and the delay before a
+    /// failed one is retried), so two followers rarely campaign at once.
+    #[arg(long, default_value_t = raft_meta::Tuning::default().election_timeout_min_ms)]
+    pub raft_election_jitter_ms: u64,
+
     /// A file holding the cluster secret (at least 32 bytes, mode 600): peers, forwarded
     /// writes and `cohort cluster` must prove it on the Raft port (challenge–response; it never
     /// travels), and every frame after is authenticated. Every node gets the same file. Without
@@ -145,6 +162,9 @@ impl ClusterArgs {
             snapshot_every_entries: self.raft_snapshot_every_entries.max(1),
             batch_commands_max: self.raft_batch_max_commands as usize,
             batches_in_flight_max: self.raft_batches_in_flight as usize,
+            heartbeat_ms: self.raft_heartbeat_ms,
+            election_timeout_min_ms: self.raft_election_jitter_ms,
+            election_timeout_max_ms: self.raft_election_timeout_ms,
             peer_port: self.peer_port.limits(),
             ..raft_meta::Tuning::default()
         }
@@ -227,6 +247,9 @@ mod tests {
             raft_snapshot_every_entries: 1000,
             raft_batch_max_commands: 4096,
             raft_batches_in_flight: 2,
+            raft_heartbeat_ms: raft_meta::Tuning::default().heartbeat_ms,
+            raft_election_timeout_ms: raft_meta::Tuning::default().election_timeout_max_ms,
+            raft_election_jitter_ms: raft_meta::Tuning::default().election_timeout_min_ms,
             cluster_secret_file: None,
             peer_port: Default::default(),
         }
@@ -286,5 +309,23 @@ mod tests {
         let t = naive.tuning();
         assert_eq!((t.batch_commands_max, t.batches_in_flight_max), (1, 1));
         assert_eq!(t.heartbeat_ms, raft_meta::Tuning::default().heartbeat_ms);
+    }
+
+    #[test]
+    fn election_timing_reaches_the_raft_tuning() {
+        let mut a = args(&[]);
+        a.raft_heartbeat_ms = 100;
+        a.raft_election_jitter_ms = 300;
+        a.raft_election_timeout_ms = 1000;
+        let t = a.tuning();
+        assert_eq!(
+            (
+                t.heartbeat_ms,
+                t.election_timeout_min_ms,
+                t.election_timeout_max_ms
+            ),
+            (100, 300, 1000)
+        );
+        assert_eq!(t.leader_lease(), std::time::Duration::from_millis(800));
     }
 }

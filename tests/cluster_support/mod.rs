@@ -90,7 +90,7 @@ impl ScriptCluster {
         let c = ScriptCluster {
             dir: dir.to_path_buf(),
             base,
-            extra: extra.join(" "),
+            extra: serve_args(extra),
             raft_peer_base: proxied.then_some(base + 30),
             stopped: Default::default(),
         };
@@ -182,7 +182,7 @@ impl ScriptCluster {
 
     /// The `cohort serve` flags every node gets from the next `start` on.
     pub fn set_serve_args(&mut self, extra: &[&str]) {
-        self.extra = extra.join(" ");
+        self.extra = serve_args(extra);
     }
 
     /// `cluster.sh status DIR`: (exit code, stdout).
@@ -662,4 +662,14 @@ pub fn delete_topic(addr: SocketAddr, name: &str) -> Result<i16, String> {
         ResponseKind::DeleteTopics(r) => Ok(r.responses[0].error_code),
         other => Err(format!("{other:?}")),
     }
+}
+
+/// `COHORT_SERVE_ARGS` for the nodes: the tests' Raft timing, then the test's own flags.
+fn serve_args(extra: &[&str]) -> String {
+    crate::common::RAFT_TEST_TIMING
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
 }

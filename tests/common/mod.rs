@@ -26,6 +26,19 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The Raft timing every multi-node test gives its nodes: the defaults before decision 0186
+/// (50 ms heartbeat, 200 ms spread, 500 ms election timeout), generous against a debug build
+/// on a loaded two-core machine, where an election no test caused would fail the ones that
+/// follow one leader. The shipped defaults are measured by raft-meta's bake-off instead.
+pub const RAFT_TEST_TIMING: [&str; 6] = [
+    "--raft-heartbeat-ms",
+    "50",
+    "--raft-election-jitter-ms",
+    "200",
+    "--raft-election-timeout-ms",
+    "500",
+];
+
 /// `DIR/cluster.secret` holding `text`, readable by its owner only (the nodes refuse a secret
 /// file others can read).
 pub fn cluster_secret(dir: &Path, text: &str) -> PathBuf {
@@ -100,6 +113,7 @@ impl Cohort {
             .arg("--data-dir")
             .arg(data_dir)
             .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+            .args(RAFT_TEST_TIMING)
             .args(extra)
             .env(
                 "RUST_LOG",

@@ -126,6 +126,7 @@ fn try_start(dir: &Path, n: u64, extra: &[&str]) -> Result<Vec<Node>, String> {
                 "--cluster-secret-file".into(),
                 secret.clone(),
             ];
+            args.extend(crate::common::RAFT_TEST_TIMING.map(String::from));
             args.extend(extra.iter().map(|a| a.to_string()));
             let (child, http) = spawn(id, &args, &log_path)?;
             Ok(Node {
