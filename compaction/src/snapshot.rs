@@ -325,6 +325,9 @@ pub struct SnapshotReader {
     /// Where a part made by [`SnapshotReader::split`] ends: reading stops there, and the part
     /// that holds the trailer checks it. `len` for a whole reader.
     end: u64,
+    /// Where the in-memory source's first byte sits in the image: 0, or the start of a part
+    /// that [`SnapshotReader::detach`] gave its own copy.
+    base: u64,
 }
 
 impl SnapshotReader {
@@ -356,6 +359,7 @@ impl SnapshotReader {
             records: 0,
             done: false,
             end: len,
+            base: 0,
         };
         let at = reader.ensure(0, HEADER_LEN)?;
         let header = reader.chunk.slice(at..);
@@ -449,12 +453,31 @@ impl SnapshotReader {
                 records,
                 done: false,
                 end: first.end,
+                base: 0,
             });
             first.end = position;
         }
         readers.push(first);
         readers.reverse();
         readers
+    }
+
+    /// Gives a part made by [`SnapshotReader::split`] its own copy of the bytes it reads: the
+    /// records it returns then share a reference count with no other part's, so threads
+    /// reading parts do not contend on one (every record's key and value is a slice, and each
+    /// slice counts). Called on the thread that reads the part, the copy runs in parallel too.
+    pub fn detach(&mut self) {
+        let Source::Memory(bytes) = &self.source else {
+            return;
+        };
+        let (from, until) = (self.position - self.base, self.end - self.base);
+        let Some(own) = bytes.get(from as usize..until as usize) else {
+            return;
+        };
+        self.source = Source::Memory(Bytes::copy_from_slice(own));
+        self.base = self.position;
+        self.chunk = Bytes::new();
+        self.chunk_start = self.position;
     }
 
     /// The opaque meta blob given to [`SnapshotWriter::create`].
@@ -473,12 +496,23 @@ impl SnapshotReader {
     /// Makes the current chunk hold the bytes from `position` (at least `need` of them unless
     /// the source ends first); returns where `position` is in the chunk.
     fn ensure(&mut self, position: u64, need: usize) -> Result<usize, SnapshotError> {
-        let wanted_end = position.saturating_add(need as u64).min(self.len);
+        let wanted_end = position.saturating_add(need as u64).min(self.end);
         let chunk_end = self.chunk_start + self.chunk.len() as u64;
         if position < self.chunk_start || wanted_end > chunk_end {
-            let len = (need.max(READ_CHUNK_BYTES) as u64).min(self.len.saturating_sub(position));
+            let len = (need.max(READ_CHUNK_BYTES) as u64).min(self.end.saturating_sub(position));
             self.chunk = match &self.source {
-                Source::Memory(bytes) => bytes.slice(position as usize..(position + len) as usize),
+                Source::Memory(bytes) => {
+                    // Past the part's end (a frame ran over a cut): nothing more to read here.
+                    let from = position.saturating_sub(self.base) as usize;
+                    let range = from..from.saturating_add(len as usize);
+                    if bytes.get(range.clone()).is_none() {
+                        return Err(SnapshotError::Truncated {
+                            path: self.path.clone(),
+                            position,
+                        });
+                    }
+                    bytes.slice(range)
+                }
                 Source::File(file) => {
                     let mut buf = crate::buffer_pool::take(len as usize);
                     file.read_exact_at(&mut buf, position)

@@ -115,11 +115,17 @@ pub fn decode(
     };
     let per_part = hint / threads;
     // The first part is read here into a vector sized for all; the others on their own
-    // threads, appended after it. Errors are reported in part order: the one a single reader
+    // threads, each from its own copy of its bytes (no reference count shared across
+    // threads), appended after it. Errors are reported in part order: the one a single reader
     // would have met first.
     let (first, others) = std::thread::scope(|scope| {
         let others: Vec<_> = parts
-            .map(|part| scope.spawn(move || live_records(part, per_part)))
+            .map(|mut part| {
+                scope.spawn(move || {
+                    part.detach();
+                    live_records(part, per_part)
+                })
+            })
             .collect();
         let first = live_records(first, hint);
         let others: Vec<_> = others
