@@ -41,7 +41,6 @@ use raft_meta::cohort_app::{
 };
 use raft_meta::format::openraft_codec::{decode_snapshot_meta, encode_snapshot_meta};
 use raft_meta::format::tags::{self, Tag, REGISTRY};
-use raft_meta::store::committed_mark::CommittedMark;
 use raft_meta::store::format::StoreFormat;
 use raft_meta::store::segment_store::RaftStateFile;
 use raft_meta::store::RaftStore;
@@ -1025,26 +1024,6 @@ fn samples() -> Vec<Sample> {
         RaftStateFile::encode,
         RaftStateFile::decode,
         "02010200010100000000000000060000000000000003000000",
-    ));
-    s.push(sample(
-        "segment store committed mark",
-        CommittedMark {
-            seq: 9,
-            committed: Some(log_id(5, 2, 812)),
-        },
-        CommittedMark::encode,
-        CommittedMark::decode,
-        "020104000100000000000000090100000000000000050000000000000002000000000000032c",
-    ));
-    s.push(sample(
-        "segment store committed mark, none yet",
-        CommittedMark {
-            seq: 1,
-            committed: None,
-        },
-        CommittedMark::encode,
-        CommittedMark::decode,
-        "0201040001000000000000000100",
     ));
     s.push(sample(
         "log store format",

@@ -79,7 +79,6 @@ pub struct TagInfo {
 pub const SNAPSHOT_META: Tag = Tag(0x0101);
 pub const SEGMENT_STORE_STATE: Tag = Tag(0x0102);
 pub const STORE_FORMAT: Tag = Tag(0x0103);
-pub const COMMITTED_MARK: Tag = Tag(0x0104);
 
 pub const JOIN_GROUP: Tag = Tag(0x0201);
 pub const SYNC_GROUP: Tag = Tag(0x0202);
@@ -141,12 +140,6 @@ pub const REGISTRY: &[TagInfo] = &[
         1,
     ),
     row(STORE_FORMAT, "log store format", Kind::RaftFile, 1),
-    row(
-        COMMITTED_MARK,
-        "segment store committed mark",
-        Kind::RaftFile,
-        1,
-    ),
     row(JOIN_GROUP, "JoinGroup command", Kind::Command, 1),
     row(SYNC_GROUP, "SyncGroup command", Kind::Command, 1),
     row(LEAVE_GROUP, "LeaveGroup command", Kind::Command, 1),

@@ -1,7 +1,6 @@
 //! Raft log storage: one trait (openraft's `RaftLogStorage`), two implementations, picked at
 //! startup by [`RaftStore`].
 
-pub mod committed_mark;
 pub(crate) mod errors;
 pub mod format;
 pub mod probe;

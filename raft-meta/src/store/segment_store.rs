@@ -6,8 +6,6 @@
 //!                                  `store::format`); append + group-committed fdatasync
 //!  <dir>/raft-state                tagged (0x0102 v1): vote, committed, last purged, replaced
 //!                                  atomically (temp file, fsync, rename, directory fsync)
-//!  <dir>/raft-committed            the committed mark between state writes, every 200 ms at
-//!                                  most: two slots rewritten in turn (`committed_mark`, 0x0104)
 //! ```
 //!
 //! The entries appended last are also kept decoded in memory (`Tail`): openraft reads every
@@ -38,7 +36,6 @@ use openraft::{OptionalSend, RaftLogReader};
 use serde::Deserialize;
 
 use crate::metrics as m;
-use crate::store::committed_mark::{MarkError, MarkFile};
 use crate::store::errors;
 use crate::store::probe::StoreProbe;
 use crate::store::sled_store::last_of;
@@ -48,9 +45,8 @@ const STATE_FILE: &str = "raft-state";
 /// Purge granularity: the log behind a snapshot goes away a segment at a time, so the disk holds
 /// up to one segment more than the live log.
 const SEGMENT_BYTES: u64 = 8 * 1024 * 1024;
-/// The committed mark is written at most this often (a pwrite and an fdatasync inside
-/// openraft's core loop); a stale mark only means a restarted node waits for the leader before
-/// applying its tail.
+/// The committed mark is written at most this often (it costs an atomic file replace); a
+/// stale mark only means a restarted node waits for the leader before applying its tail.
 const COMMITTED_WRITE_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
 /// Longest run of missing indexes an append may skip (filled with hole markers). openraft itself
 /// always appends contiguously; its conformance suite writes sparse logs.
@@ -65,8 +61,6 @@ pub enum SegmentStoreError {
     Log(#[from] LogError),
     #[error(transparent)]
     StateFile(#[from] compaction::AtomicFileError),
-    #[error(transparent)]
-    Mark(#[from] MarkError),
     #[error("undecodable {what}: {source}")]
     Decode {
         what: &'static str,
@@ -101,7 +95,6 @@ impl SegmentStoreError {
         match self {
             SegmentStoreError::Log(e) => e.is_storage_full(),
             SegmentStoreError::StateFile(e) => e.is_storage_full(),
-            SegmentStoreError::Mark(e) => e.is_storage_full(),
             _ => false,
         }
     }
@@ -246,11 +239,9 @@ struct Inner {
     space: SpaceGuard,
     /// Mirrors the state file; `committed` may be ahead of the file (it is written lazily).
     state: Mutex<RaftStateFile>,
-    /// The committed mark between state writes (`committed_mark`), rewritten in place.
-    mark: Mutex<MarkFile>,
     /// The last entry's id, so `get_log_state` needs no read.
     last: Mutex<Option<LogId>>,
-    /// When the state file or the committed mark was last written.
+    /// When the state file was last written.
     state_written: Mutex<Instant>,
     /// The last entries appended, decoded (see the module doc).
     tail: Mutex<Tail>,
@@ -411,19 +402,12 @@ impl SegmentLogStore {
                 })?
             }
         };
-        // Both files hold committed indexes; the later one is where replay may go.
-        let mark = MarkFile::open(dir)?;
-        let mut state = state;
-        if mark.committed().map(|c| c.index) > state.committed.map(|c| c.index) {
-            state.committed = mark.committed();
-        }
         probe.set_committed(state.committed.map(|c| c.index));
         let inner = Inner {
             dir: dir.to_path_buf(),
             log,
             space,
             state: Mutex::new(state),
-            mark: Mutex::new(mark),
             last: Mutex::new(None),
             state_written: Mutex::new(Instant::now()),
             tail: Mutex::new(Tail::default()),
@@ -555,20 +539,9 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
             .elapsed()
             >= COMMITTED_WRITE_INTERVAL;
         if due {
-            self.blocking(move |inner| {
-                let started = Instant::now();
-                let written = inner
-                    .mark
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .write(committed)
-                    .map_err(SegmentStoreError::from);
-                m::record_fsync(started.elapsed());
-                *inner
-                    .state_written
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()) = Instant::now();
-                match written {
+            self.blocking(|inner| {
+                let state = inner.lock_state().clone();
+                match inner.write_state(&state) {
                     // The mark is lazy: on a full disk it waits for the next vote, purge or
                     // turn, and the guard (now full) holds back new client writes.
                     Err(e) if e.is_storage_full() => {
@@ -698,36 +671,6 @@ mod tests {
     use super::*;
     use crate::types::CommandBatch;
     use openraft::{CommittedLeaderId, EntryPayload};
-
-    #[tokio::test]
-    async fn the_committed_mark_survives_a_restart_and_the_later_of_both_files_wins() {
-        let dir = tempfile::tempdir().unwrap();
-        let id = |index| LogId::new(CommittedLeaderId::new(3, 1), index);
-        let mut store = SegmentLogStore::open(dir.path(), StoreProbe::default()).unwrap();
-        // A vote writes the state file, committed included.
-        store.save_committed(Some(id(4))).await.unwrap();
-        store.save_vote(&Vote::new_committed(3, 1)).await.unwrap();
-        // Then only the mark, once its interval has passed.
-        tokio::time::sleep(COMMITTED_WRITE_INTERVAL + std::time::Duration::from_millis(20)).await;
-        store.save_committed(Some(id(9))).await.unwrap();
-        drop(store);
-        assert!(dir
-            .path()
-            .join(crate::store::committed_mark::MARK_FILE)
-            .exists());
-        let mut store = SegmentLogStore::open(dir.path(), StoreProbe::default()).unwrap();
-        assert_eq!(store.read_committed().await.unwrap(), Some(id(9)));
-        assert_eq!(
-            store.read_vote().await.unwrap(),
-            Some(Vote::new_committed(3, 1))
-        );
-        // A later vote carries a later committed index than the mark: the state file wins.
-        store.save_committed(Some(id(12))).await.unwrap();
-        store.save_vote(&Vote::new_committed(4, 1)).await.unwrap();
-        drop(store);
-        let mut store = SegmentLogStore::open(dir.path(), StoreProbe::default()).unwrap();
-        assert_eq!(store.read_committed().await.unwrap(), Some(id(12)));
-    }
 
     fn entry(index: u64) -> (Entry, usize) {
         let e = Entry {
