@@ -33,12 +33,15 @@ pub struct ScriptCluster {
 }
 
 /// Twelve free ports (Kafka, Raft, HTTP and a Raft proxy of three nodes) as the script derives
-/// them from BASE (the proxies' at BASE+30+N).
+/// them from BASE (the proxies' at BASE+30+N). Below Linux's ephemeral range (32768 and up):
+/// a port checked free there could be handed to any outgoing connection before the node binds
+/// it (a node once failed to start with "Address already in use" on 43352).
 fn free_base() -> u16 {
     let seed = u64::from(std::process::id()).wrapping_mul(2_654_435_761)
         ^ Instant::now().elapsed().as_nanos() as u64;
     for attempt in 0..200u64 {
-        let base = 20_000 + ((seed.wrapping_add(attempt * 7_919)) % 3_000) as u16 * 10;
+        // BASE in 10000..=32690, so BASE+33 stays below 32768.
+        let base = 10_000 + ((seed.wrapping_add(attempt * 7_919)) % 2_270) as u16 * 10;
         let ports = NODES.iter().flat_map(|n| {
             [
                 base + *n as u16,
