@@ -541,24 +541,24 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
             .opened_image
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some((opened_file, image)) = opened {
-            if opened_file == file {
-                // Verified by `open`; no copy when the application kept no slice of it.
-                return Ok(Some(Snapshot {
-                    meta,
-                    snapshot: Box::new(Cursor::new(Vec::from(image))),
-                }));
+            .take()
+            .filter(|(opened_file, _)| *opened_file == file);
+        let image = match opened {
+            // Verified by `open`.
+            Some((_, image)) => image,
+            None => {
+                let dir = self.shared.dir.clone();
+                tokio::task::spawn_blocking(move || dir.read(&file))
+                    .await
+                    .map_err(|e| errors::read_any(std::io::Error::other(e.to_string())))?
+                    .map_err(|e| snapshot_read_err(&e))?
+                    .0
             }
-        }
-        let dir = self.shared.dir.clone();
-        let (image, _, _) = tokio::task::spawn_blocking(move || dir.read(&file))
-            .await
-            .map_err(|e| errors::read_any(std::io::Error::other(e.to_string())))?
-            .map_err(|e| snapshot_read_err(&e))?;
+        };
         Ok(Some(Snapshot {
             meta,
-            snapshot: Box::new(Cursor::new(image.to_vec())),
+            // No copy when nothing else holds a slice of the image.
+            snapshot: Box::new(Cursor::new(Vec::from(image))),
         }))
     }
 }
