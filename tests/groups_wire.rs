@@ -98,6 +98,25 @@ fn a_group_lives_its_whole_life_over_the_wire() {
             "no {line:?} in\n{metrics}"
         );
     }
+    // The Raft histograms and counters the store, the state machine and the batcher hold
+    // (looked up once, when the node starts) record into the broker's recorder: every write
+    // above was appended, fsynced and applied, and the lone ones were counted.
+    for name in [
+        "raft_fsync_seconds_count",
+        "raft_append_seconds_count",
+        "raft_apply_seconds_count",
+        "raft_write_batch_commands_count",
+        "raft_writes_alone_total",
+    ] {
+        let value = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|v| v.trim().parse::<f64>().ok());
+        assert!(
+            value.is_some_and(|v| v >= 1.0),
+            "{name} is {value:?} in\n{metrics}"
+        );
+    }
     // The node announced itself once active: no request ever saw it loading.
     assert!(
         !metrics.contains("COORDINATOR_LOAD_IN_PROGRESS"),

@@ -32,6 +32,10 @@ struct CommitState {
     epoch: u64,
     /// Set by the first failed sync; the log refuses writes from then on.
     poisoned: Option<String>,
+    /// Callers waiting on the condvar: with none, a change wakes nobody and costs no
+    /// `futex` call (std's condvar makes one on every notify; a lone appender's every sync
+    /// paid it).
+    waiters: u32,
 }
 
 /// The durable offset and the rendezvous of callers waiting for it.
@@ -59,6 +63,7 @@ impl GroupCommit {
                 syncing: false,
                 epoch: 0,
                 poisoned: None,
+                waiters: 0,
             }),
             changed: Condvar::new(),
             syncs: AtomicU64::new(0),
@@ -68,6 +73,13 @@ impl GroupCommit {
     fn lock(&self) -> MutexGuard<'_, CommitState> {
         // No code panics while holding this lock; recover the guard if something ever did.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes the waiters, if any: called with the lock held, after a change to `state`.
+    fn wake(&self, state: &CommitState) {
+        if state.waiters > 0 {
+            self.changed.notify_all();
+        }
     }
 
     pub fn sync_count(&self) -> u64 {
@@ -93,12 +105,12 @@ impl GroupCommit {
         if first {
             state.poisoned = Some(error.to_string());
         }
+        self.wake(&state);
         drop(state);
         if first {
             // The one line an operator gets: every later append is refused with this reason.
             tracing::error!(%error, "log poisoned: its state on disk is unknown, appends refused until restart");
         }
-        self.changed.notify_all();
     }
 
     /// Everything below `end` was made durable outside a group sync (a roll fsyncs the segment
@@ -108,8 +120,7 @@ impl GroupCommit {
         if end > state.durable {
             state.durable = end;
         }
-        drop(state);
-        self.changed.notify_all();
+        self.wake(&state);
     }
 
     /// The log was cut back to `end` (or re-based there): entries at and after it are gone,
@@ -118,8 +129,7 @@ impl GroupCommit {
         let mut state = self.lock();
         state.epoch += 1;
         state.durable = durable.min(end);
-        drop(state);
-        self.changed.notify_all();
+        self.wake(&state);
     }
 
     /// Returns once every entry below `end` is durable. The first caller that finds no sync
@@ -134,7 +144,9 @@ impl GroupCommit {
                 return Ok(());
             }
             if state.syncing {
+                state.waiters += 1;
                 state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+                state.waiters -= 1;
                 continue;
             }
             state.syncing = true;
@@ -153,7 +165,7 @@ impl GroupCommit {
                     if state.epoch == epoch && covered > state.durable {
                         state.durable = covered;
                     }
-                    self.changed.notify_all();
+                    self.wake(&state);
                     if state.epoch == epoch && covered < end {
                         // Nothing appended will ever reach `end`: the caller asked beyond the
                         // log (or a truncation removed it).
@@ -167,7 +179,7 @@ impl GroupCommit {
                     if state.poisoned.is_none() {
                         state.poisoned = Some(error.to_string());
                     }
-                    self.changed.notify_all();
+                    self.wake(&state);
                     return Err(error);
                 }
             }

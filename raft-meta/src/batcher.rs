@@ -45,6 +45,23 @@ pub(crate) struct Writes {
     queue: mpsc::Sender<PendingWrite>,
     slots: Arc<Semaphore>,
     timeout: Duration,
+    meters: Meters,
+}
+
+/// The batcher's metrics, looked up once (a lookup hashes the name and locks the registry).
+#[derive(Clone)]
+struct Meters {
+    alone: metrics::Counter,
+    batch_commands: metrics::Histogram,
+}
+
+impl Meters {
+    fn new() -> Self {
+        Self {
+            alone: metrics::counter!(crate::metrics::WRITES_ALONE_TOTAL),
+            batch_commands: metrics::histogram!(crate::metrics::WRITE_BATCH_COMMANDS),
+        }
+    }
 }
 
 /// The batcher's two ends: [`Writes`] for the writers, and the task [`run`] needs.
@@ -56,12 +73,14 @@ pub(crate) fn channel(raft: Raft, queue_max: usize, limits: BatchLimits) -> (Wri
         queue: tx,
         slots: slots.clone(),
         timeout: limits.write_timeout,
+        meters: Meters::new(),
     };
     let batcher = Batcher {
         raft,
         queue: rx,
         slots,
         limits,
+        meters: writes.meters.clone(),
     };
     (writes, batcher)
 }
@@ -72,6 +91,7 @@ pub(crate) struct Batcher {
     queue: mpsc::Receiver<PendingWrite>,
     slots: Arc<Semaphore>,
     limits: BatchLimits,
+    meters: Meters,
 }
 
 impl Writes {
@@ -84,8 +104,8 @@ impl Writes {
     pub(crate) async fn write(&self, command: Bytes) -> Result<Bytes, WriteError> {
         if self.queue.capacity() == self.queue.max_capacity() {
             if let Ok(slot) = self.slots.clone().try_acquire_owned() {
-                metrics::counter!(crate::metrics::WRITES_ALONE_TOTAL).increment(1);
-                let reply = replicate(&self.raft, vec![command], self.timeout)
+                self.meters.alone.increment(1);
+                let reply = replicate(&self.raft, vec![command], self.timeout, &self.meters)
                     .await
                     .and_then(|mut replies| {
                         replies.pop().ok_or_else(|| {
@@ -111,6 +131,7 @@ pub(crate) async fn run(batcher: Batcher) {
         mut queue,
         slots,
         limits,
+        meters,
     } = batcher;
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else {
@@ -131,8 +152,9 @@ pub(crate) async fn run(batcher: Batcher) {
             }
         }
         let raft = raft.clone();
+        let meters = meters.clone();
         tokio::spawn(async move {
-            submit(&raft, batch, limits.write_timeout).await;
+            submit(&raft, batch, limits.write_timeout, &meters).await;
             drop(slot);
         });
     }
@@ -146,10 +168,10 @@ fn not_leader(raft: &Raft, leader_id: Option<NodeId>, leader_node: Option<NodeIn
     WriteError::NotLeader { leader }
 }
 
-async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration) {
+async fn submit(raft: &Raft, batch: Vec<PendingWrite>, timeout: Duration, meters: &Meters) {
     let (commands, waiters): (Vec<Bytes>, Vec<_>) =
         batch.into_iter().map(|w| (w.command, w.reply)).unzip();
-    match replicate(raft, commands, timeout).await {
+    match replicate(raft, commands, timeout, meters).await {
         Ok(replies) => {
             for (waiter, reply) in waiters.into_iter().zip(replies) {
                 let _ = waiter.send(Ok(reply));
@@ -169,8 +191,9 @@ async fn replicate(
     raft: &Raft,
     commands: Vec<Bytes>,
     timeout: Duration,
+    meters: &Meters,
 ) -> Result<Vec<Bytes>, WriteError> {
-    metrics::histogram!(crate::metrics::WRITE_BATCH_COMMANDS).record(commands.len() as f64);
+    meters.batch_commands.record(commands.len() as f64);
     let expected = commands.len();
     let outcome = tokio::time::timeout(timeout, raft.client_write(CommandBatch(commands))).await;
     match outcome {

@@ -75,6 +75,7 @@ struct Shared<A> {
     space: SpaceGuard,
     /// A build was postponed for lack of space: retried once the disk has room.
     postponed: AtomicBool,
+    timings: m::EntryTimings,
 }
 
 /// The openraft state machine; clones share state (one is handed to openraft, one kept by the
@@ -164,6 +165,7 @@ impl<A: Application> StateMachine<A> {
                 halted: watch::channel(None).0,
                 space,
                 postponed: AtomicBool::new(false),
+                timings: m::EntryTimings::new(),
             }),
         })
     }
@@ -443,7 +445,7 @@ impl<A: Application> RaftStateMachine<TypeConfig> for StateMachine<A> {
                 }
             }
         }
-        m::record_apply(started.elapsed());
+        self.shared.timings.apply(started.elapsed());
         let before = self
             .shared
             .bytes_since_snapshot

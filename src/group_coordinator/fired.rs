@@ -23,7 +23,7 @@
 //! applied later in the same term, before the retry (same log, same order), so answering the
 //! waiters from the state at the failure could acknowledge a member about to be removed.
 
-use std::collections::HashMap;
+use crate::group_coordinator::maps::Map;
 use std::time::Duration;
 
 use coordinator::{GroupId, MemberId, TimerKey};
@@ -86,18 +86,18 @@ impl Failed {
 /// Firings in flight (see the module doc). `W` is what a waiting request needs to be answered.
 #[derive(Debug)]
 pub(crate) struct FiredTimers<W> {
-    submitted: HashMap<RequestToken, Submitted>,
-    expiring: HashMap<Member, Expiring<W>>,
+    submitted: Map<RequestToken, Submitted>,
+    expiring: Map<Member, Expiring<W>>,
     /// Consecutive failed writes per key, for the backoff; forgotten once one applies.
-    failures: HashMap<TimerKey, u32>,
+    failures: Map<TimerKey, u32>,
 }
 
 impl<W> Default for FiredTimers<W> {
     fn default() -> Self {
         Self {
-            submitted: HashMap::new(),
-            expiring: HashMap::new(),
-            failures: HashMap::new(),
+            submitted: Map::default(),
+            expiring: Map::default(),
+            failures: Map::default(),
         }
     }
 }

@@ -21,7 +21,7 @@
 //! the key decide it. Writes registered after the deferral began do not extend it: a member
 //! that keeps sending requests cannot postpone its deadline for ever.
 
-use std::collections::HashMap;
+use crate::group_coordinator::maps::Map;
 
 use coordinator::{GroupId, MemberId, TimerKey, TimerOp};
 use raft_meta::cohort_app::RequestToken;
@@ -70,8 +70,8 @@ pub(crate) enum Op {
 /// released by its effect, its `Forget` or the step-down's [`MemberWrites::clear`].
 #[derive(Debug, Default)]
 pub(crate) struct MemberWrites {
-    by_token: HashMap<RequestToken, (Member, u64)>,
-    members: HashMap<Member, Writes>,
+    by_token: Map<RequestToken, (Member, u64)>,
+    members: Map<Member, Writes>,
 }
 
 impl MemberWrites {

@@ -20,6 +20,7 @@ pub mod error;
 mod fired;
 mod group_configs;
 mod leadership;
+mod maps;
 mod member_writes;
 pub mod metrics;
 mod runtime;
@@ -31,7 +32,7 @@ pub mod txn_marker_log;
 pub mod txn_markers;
 pub mod txn_verify;
 
-use std::collections::HashMap;
+use maps::Map;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -265,8 +266,8 @@ impl GroupCoordinator {
             role_tx,
             effects_wanted,
             topic_events: topic_events.clone(),
-            waiting: HashMap::new(),
-            parked: HashMap::new(),
+            waiting: Map::default(),
+            parked: Map::default(),
             timers: timers::TimerWheel::default(),
             leadership: leadership::Leadership::Follower,
             lag,

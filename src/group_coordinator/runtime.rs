@@ -24,7 +24,7 @@
 //! overtakes the parking of the request it completes. Only an Active (leading, caught-up)
 //! runtime acts on effects; otherwise they are dropped at the sink.
 
-use std::collections::HashMap;
+use crate::group_coordinator::maps::Map;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -176,8 +176,8 @@ pub(crate) struct Runtime {
     /// Read by the application's sink: effects are worth sending only while this node leads.
     pub effects_wanted: Arc<AtomicBool>,
     pub topic_events: broadcast::Sender<TopicsChanged>,
-    pub waiting: HashMap<RequestToken, Responder>,
-    pub parked: HashMap<(GroupId, MemberId, ParkedKind), Responder>,
+    pub waiting: Map<RequestToken, Responder>,
+    pub parked: Map<(GroupId, MemberId, ParkedKind), Responder>,
     pub timers: TimerWheel,
     /// The role with the Raft term it belongs to (see [`Leadership`]).
     pub leadership: Leadership,

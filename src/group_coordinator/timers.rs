@@ -1,7 +1,9 @@
 //! The leader's timer wheel: the coordinator's `TimerOp::Set/Cancel/SetIfAbsent` applied to an ordered set,
 //! so the runtime sleeps until the earliest deadline and fires what is due.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use crate::group_coordinator::maps::Map;
 
 use coordinator::{TimerKey, TimerOp, TimestampMs};
 
@@ -15,7 +17,7 @@ use coordinator::{TimerKey, TimerOp, TimestampMs};
 pub struct TimerWheel {
     /// Where each armed key sits in time order: at or before its deadline.
     by_deadline: BTreeSet<(TimestampMs, TimerKey)>,
-    deadlines: HashMap<TimerKey, Armed>,
+    deadlines: Map<TimerKey, Armed>,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -245,6 +245,7 @@ struct Inner {
     state_written: Mutex<Instant>,
     /// The last entries appended, decoded (see the module doc).
     tail: Mutex<Tail>,
+    timings: m::EntryTimings,
 }
 
 /// The segmented-log store; clones share the log, so a clone is the log reader.
@@ -411,6 +412,7 @@ impl SegmentLogStore {
             last: Mutex::new(None),
             state_written: Mutex::new(Instant::now()),
             tail: Mutex::new(Tail::default()),
+            timings: m::EntryTimings::new(),
         };
         let last = inner.last_entry()?;
         let purged = inner.lock_state().last_purged;
@@ -610,11 +612,11 @@ impl RaftLogStorage<TypeConfig> for SegmentLogStore {
                 inner.lock_tail().push(first, decoded);
                 let sync_started = Instant::now();
                 inner.log.sync_to(info.next_offset)?;
-                m::record_fsync(sync_started.elapsed());
+                inner.timings.fsync(sync_started.elapsed());
                 Ok(())
             })
             .await;
-        m::record_append(started.elapsed());
+        self.inner.timings.append(started.elapsed());
         match result {
             Ok(()) => {
                 callback.log_io_completed(Ok(()));
