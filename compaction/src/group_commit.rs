@@ -186,3 +186,56 @@ impl GroupCommit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{mpsc, Arc, Mutex};
+
+    use super::*;
+
+    /// A caller that finds a sync running waits, is woken when it ends (its end covered),
+    /// and is no longer counted; a notify is only skipped when nobody is counted.
+    #[test]
+    fn a_caller_waiting_on_a_running_sync_is_woken_when_it_ends() {
+        let commit = Arc::new(GroupCommit::new(Offset(0)));
+        let (started, syncing) = mpsc::channel::<()>();
+        let (release, released) = mpsc::channel::<()>();
+        let released = Arc::new(Mutex::new(released));
+        let syncer = {
+            let commit = Arc::clone(&commit);
+            std::thread::spawn(move || {
+                commit.sync_to(Offset(5), || {
+                    let started = started.clone();
+                    let released = Arc::clone(&released);
+                    SyncTarget {
+                        end: Offset(5),
+                        sync: Box::new(move || {
+                            started.send(()).unwrap();
+                            released.lock().unwrap().recv().unwrap();
+                            Ok(())
+                        }),
+                    }
+                })
+            })
+        };
+        syncing.recv().unwrap();
+        let waiter = {
+            let commit = Arc::clone(&commit);
+            std::thread::spawn(move || {
+                commit.sync_to(Offset(3), || SyncTarget {
+                    end: Offset(0),
+                    sync: Box::new(|| Err(LogError::Poisoned("a second sync ran".into()))),
+                })
+            })
+        };
+        while commit.lock().waiters == 0 {
+            std::thread::yield_now();
+        }
+        release.send(()).unwrap();
+        syncer.join().unwrap().unwrap();
+        waiter.join().unwrap().unwrap();
+        assert_eq!(commit.lock().waiters, 0);
+        assert_eq!(commit.durable(), Offset(5));
+        assert_eq!(commit.sync_count(), 1);
+    }
+}
