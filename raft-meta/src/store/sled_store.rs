@@ -62,6 +62,7 @@ pub struct SledLogStore {
     log: sled::Tree,
     meta: sled::Tree,
     probe: StoreProbe,
+    timings: m::EntryTimings,
 }
 
 impl SledLogStore {
@@ -78,6 +79,7 @@ impl SledLogStore {
             log,
             meta,
             probe,
+            timings: m::EntryTimings::new(),
         };
         if let Some(committed) = store.get_meta::<LogId>(KEY_COMMITTED, "committed")? {
             store.probe.set_committed(Some(committed.index));
@@ -118,7 +120,7 @@ impl SledLogStore {
             .await
             .map_err(|e| SledStoreError::DbFile(std::io::Error::other(e.to_string())))?
             .map_err(SledStoreError::DbFile)?;
-        m::record_fsync(started.elapsed());
+        self.timings.fsync(started.elapsed());
         self.probe.count_sync();
         Ok(())
     }
@@ -263,7 +265,7 @@ impl RaftLogStorage<TypeConfig> for SledLogStore {
         }
         self.log.apply_batch(batch).map_err(errors::write_logs)?;
         let flushed = self.flush().await;
-        m::record_append(started.elapsed());
+        self.timings.append(started.elapsed());
         match flushed {
             Ok(()) => {
                 callback.log_io_completed(Ok(()));
