@@ -8,8 +8,8 @@ set -euo pipefail
 BIN=${1:-target/release/cohort}
 BIN=$(realpath "$BIN")
 D=$(mktemp -d)
-PORT=19292
-HTTP=19293
+PORT=${PORT:-19292}
+HTTP=$((PORT + 1))
 valgrind --tool=callgrind --callgrind-out-file="$D/cg.%p.out" "$BIN" serve --data-dir "$D/data" \
   --listen 127.0.0.1:$PORT --http 127.0.0.1:$HTTP > "$D/broker.log" 2>&1 &
 P=$!

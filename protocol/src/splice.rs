@@ -261,6 +261,12 @@ impl Chunks {
         }
     }
 
+    /// Appends every chunk of `other`: answers that go out in one vectored write.
+    pub fn append(&mut self, other: Chunks) {
+        self.remaining += other.remaining;
+        self.chunks.extend(other.chunks);
+    }
+
     /// Everything, concatenated (tests).
     pub fn to_bytes(&self) -> Bytes {
         concat(&self.chunks.iter().cloned().collect::<Vec<_>>())

@@ -58,7 +58,13 @@ fn command(ctx: &RequestContext, req: ConsumerGroupHeartbeatRequest) -> Consumer
     ConsumerGroupHeartbeat {
         api_version: ApiVersion(ctx.version),
         now_ms: crate::clock::now(),
-        nonce: group_coordinator::nonce(),
+        // Only a member without an id (v0 joining) needs one minted: drawing randomness is a
+        // system call, and nearly every heartbeat has its member id.
+        nonce: if req.member_id.is_empty() {
+            group_coordinator::nonce()
+        } else {
+            0
+        },
         group_id: GroupId::new(req.group_id.0.as_str()),
         member_id: MemberId::new(req.member_id.as_str()),
         member_epoch: req.member_epoch,

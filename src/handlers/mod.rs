@@ -158,10 +158,13 @@ pub async fn dispatch(ctx: &RequestContext, body: RequestKind) -> Result<Reply, 
     }
 }
 
-/// Routes a request, already authorized, to its handler.
+/// Routes a request, already authorized, to its handler. The future is as large as its
+/// largest arm and is moved whole a few times per request, so the large futures of rare
+/// requests (rebalances, ACL and config changes) are boxed: 4.0 → 2.6 KB moved for every
+/// commit and heartbeat.
 async fn serve(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServed> {
     let response = match body {
-        RequestKind::Produce(r) => return Ok(produce::handle(ctx, r).await),
+        RequestKind::Produce(r) => return Ok(Box::pin(produce::handle(ctx, r)).await),
         RequestKind::Fetch(r) => {
             let answer = fetch::handle(ctx, r).await;
             return Ok(Reply::Spliced(
@@ -186,8 +189,12 @@ async fn serve(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServ
         RequestKind::FindCoordinator(r) => {
             ResponseKind::FindCoordinator(find_coordinator::handle(ctx, r).await)
         }
-        RequestKind::JoinGroup(r) => ResponseKind::JoinGroup(join_group::handle(ctx, r).await),
-        RequestKind::SyncGroup(r) => ResponseKind::SyncGroup(sync_group::handle(ctx, r).await),
+        RequestKind::JoinGroup(r) => {
+            ResponseKind::JoinGroup(Box::pin(join_group::handle(ctx, r)).await)
+        }
+        RequestKind::SyncGroup(r) => {
+            ResponseKind::SyncGroup(Box::pin(sync_group::handle(ctx, r)).await)
+        }
         RequestKind::Heartbeat(r) => ResponseKind::Heartbeat(heartbeat::handle(ctx, r).await),
         RequestKind::LeaveGroup(r) => ResponseKind::LeaveGroup(leave_group::handle(ctx, r).await),
         RequestKind::OffsetCommit(r) => {
@@ -215,11 +222,11 @@ async fn serve(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServ
         RequestKind::DescribeConfigs(r) => {
             ResponseKind::DescribeConfigs(describe_configs::handle(ctx, r).await)
         }
-        RequestKind::IncrementalAlterConfigs(r) => {
-            ResponseKind::IncrementalAlterConfigs(incremental_alter_configs::handle(ctx, r).await)
-        }
+        RequestKind::IncrementalAlterConfigs(r) => ResponseKind::IncrementalAlterConfigs(
+            Box::pin(incremental_alter_configs::handle(ctx, r)).await,
+        ),
         RequestKind::AlterConfigs(r) => {
-            ResponseKind::AlterConfigs(alter_configs::handle(ctx, r).await)
+            ResponseKind::AlterConfigs(Box::pin(alter_configs::handle(ctx, r)).await)
         }
         RequestKind::CreatePartitions(r) => {
             ResponseKind::CreatePartitions(create_partitions::handle(ctx, r).await)
@@ -243,13 +250,17 @@ async fn serve(ctx: &RequestContext, body: RequestKind) -> Result<Reply, NotServ
             describe_user_scram_credentials::handle(ctx, r).await,
         ),
         RequestKind::AlterUserScramCredentials(r) => ResponseKind::AlterUserScramCredentials(
-            alter_user_scram_credentials::handle(ctx, r).await,
+            Box::pin(alter_user_scram_credentials::handle(ctx, r)).await,
         ),
         RequestKind::DescribeAcls(r) => {
             ResponseKind::DescribeAcls(describe_acls::handle(ctx, r).await)
         }
-        RequestKind::CreateAcls(r) => ResponseKind::CreateAcls(create_acls::handle(ctx, r).await),
-        RequestKind::DeleteAcls(r) => ResponseKind::DeleteAcls(delete_acls::handle(ctx, r).await),
+        RequestKind::CreateAcls(r) => {
+            ResponseKind::CreateAcls(Box::pin(create_acls::handle(ctx, r)).await)
+        }
+        RequestKind::DeleteAcls(r) => {
+            ResponseKind::DeleteAcls(Box::pin(delete_acls::handle(ctx, r)).await)
+        }
         RequestKind::AddPartitionsToTxn(r) => {
             ResponseKind::AddPartitionsToTxn(add_partitions_to_txn::handle(ctx, r).await)
         }
@@ -601,5 +612,22 @@ pub(crate) mod test_support {
     pub fn assert_encodes(ctx: &RequestContext, body: &ResponseKind) {
         protocol::encode_response(1, ctx.api_key, ctx.version, body)
             .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+#[cfg(test)]
+mod future_size {
+    use super::*;
+
+    fn future_size<'a, R, Fut>(_: impl FnOnce(&'a RequestContext, R) -> Fut) -> usize {
+        std::mem::size_of::<Fut>()
+    }
+
+    /// Every request moves the dispatch future a few times (into its span, into the
+    /// connection's own future): a new large handler future belongs in a `Box::pin` arm.
+    #[test]
+    fn the_dispatch_future_stays_small() {
+        let size = future_size(dispatch);
+        eprintln!("dispatch future: {size} bytes");
+        assert!(size <= 3 * 1024, "dispatch's future is {size} bytes");
     }
 }

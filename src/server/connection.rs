@@ -275,7 +275,7 @@ impl<S: Transport> Connection<S> {
                     biased;
                     done = head => {
                         let held = pending.pop_front().map(|(_, held)| held);
-                        if self.deliver(done).await? {
+                        if self.deliver(done, &mut pending).await? {
                             drop(held);
                             continue;
                         }
@@ -575,13 +575,54 @@ impl<S: Transport> Connection<S> {
         Ok(())
     }
 
-    /// Writes a finished request's answer; false when the connection must close.
+    /// Writes a finished request's answer and those of the requests after it that are
+    /// finished too (pipelined produces acknowledged by one fsync), in order, encoded frames
+    /// together in one vectored write; false when the connection must close.
     async fn deliver(
         &mut self,
-        done: Result<Result<Outgoing, ConnectionError>, tokio::task::JoinError>,
+        done: TaskResult,
+        pending: &mut VecDeque<Pending>,
     ) -> Result<bool, ConnectionError> {
-        let out = done.map_err(|e| std::io::Error::other(format!("request task: {e}")))??;
-        self.send(out).await
+        let mut ready = vec![answer_of(done)?];
+        let mut written_with = Vec::new();
+        let mut failed = None;
+        while pending.front().is_some_and(|(next, _)| next.is_finished()) {
+            let Some((next, held)) = pending.pop_front() else {
+                break;
+            };
+            written_with.push(held);
+            match answer_of(next.await) {
+                Ok(out) => ready.push(out),
+                Err(e) => {
+                    // The answers before it still go out, as they would have one by one.
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let mut frames: Option<Chunks> = None;
+        for out in ready {
+            match (out, &mut frames) {
+                (Outgoing::Frame(more), Some(all)) => all.append(more),
+                (Outgoing::Frame(first), None) => frames = Some(first),
+                (other, _) => {
+                    if let Some(all) = frames.take() {
+                        self.send(Outgoing::Frame(all)).await?;
+                    }
+                    if !self.send(other).await? {
+                        return Ok(false);
+                    }
+                }
+            }
+        }
+        if let Some(all) = frames {
+            self.send(Outgoing::Frame(all)).await?;
+        }
+        drop(written_with);
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(true),
+        }
     }
 
     async fn send(&mut self, out: Outgoing) -> Result<bool, ConnectionError> {
@@ -609,13 +650,19 @@ impl<S: Transport> Connection<S> {
     /// Writes every pending answer in order; false when one of them closes the connection.
     async fn drain(&mut self, pending: &mut VecDeque<Pending>) -> Result<bool, ConnectionError> {
         while let Some((head, held)) = pending.pop_front() {
-            if !self.deliver(head.await).await? {
+            if !self.deliver(head.await, pending).await? {
                 return Ok(false);
             }
             drop(held);
         }
         Ok(true)
     }
+}
+
+type TaskResult = Result<Result<Outgoing, ConnectionError>, tokio::task::JoinError>;
+
+fn answer_of(done: TaskResult) -> Result<Outgoing, ConnectionError> {
+    done.map_err(|e| std::io::Error::other(format!("request task: {e}")))?
 }
 
 /// Encodes a handler's reply and records its latency.

@@ -184,10 +184,95 @@ pub(crate) fn decide(config: &Config, groups: &GroupIndex, c: &ConsumerGroupHear
     if c.member_epoch == LEAVE_EPOCH || c.member_epoch == STATIC_LEAVE_EPOCH {
         return leave(config, groups, c);
     }
+    if let Some(outcome) = steady(config, groups, c) {
+        // Every debug test that heartbeats checks the shortcut against the full path.
+        debug_assert_eq!(
+            Ok(&outcome),
+            join_or_heartbeat(config, groups, c).as_ref(),
+            "a steady heartbeat answered other than the full path would"
+        );
+        return outcome;
+    }
     match join_or_heartbeat(config, groups, c) {
         Ok(outcome) => outcome,
         Err(e) => fail(e),
     }
+}
+
+/// The heartbeat of a stable member that reports nothing new, at the group's assignment
+/// epoch, whose target is computed: what nearly every heartbeat of a settled group is. Its
+/// outcome is what `join_or_heartbeat` reaches for it — no record, the member's epoch, no
+/// assignment, the session re-armed — without the plan, the reconciliation and the clones
+/// of the member they take. `None`: not such a heartbeat, the full path decides.
+fn steady(config: &Config, groups: &GroupIndex, c: &ConsumerGroupHeartbeat) -> Option<Outcome> {
+    if c.member_epoch <= 0
+        || c.instance_id.is_some()
+        || c.subscribed_topic_regex.is_some()
+        || (c.rebalance_timeout_ms != -1
+            && c.subscribed_topic_names.is_some()
+            && c.owned_partitions.is_some())
+    {
+        return None;
+    }
+    let group = groups.consumer_group(c.group_id.as_str())?;
+    let epochs = &group.epochs;
+    if !group.has_epochs || epochs.group_epoch > epochs.assignment_epoch {
+        return None;
+    }
+    let member = group.members.get(&c.member_id)?;
+    let current = group.current.get(&c.member_id)?;
+    let unchanged = c
+        .rack_id
+        .as_ref()
+        .is_none_or(|r| member.rack_id.as_ref() == Some(r))
+        && (c.rebalance_timeout_ms == -1 || c.rebalance_timeout_ms == member.rebalance_timeout_ms)
+        && c.server_assignor
+            .as_ref()
+            .is_none_or(|a| member.server_assignor.as_ref() == Some(a))
+        && c.subscribed_topic_names
+            .as_ref()
+            .is_none_or(|n| *n == member.subscribed_topic_names)
+        && c.client_id == member.client_id
+        && c.client_host == member.client_host;
+    if !unchanged
+        || current.state != MemberState::Stable
+        || current.member_epoch != c.member_epoch
+        || current.member_epoch != epochs.assignment_epoch
+    {
+        return None;
+    }
+    if !current.assigned.is_empty() {
+        // Partitions of a topic it no longer subscribes to would move to revocation.
+        let subscribed = subscribed_ids(member, &groups.topic_image, &mut BTreeMap::new());
+        if current
+            .assigned
+            .topics()
+            .any(|(t, _)| !subscribed.contains(&t))
+        {
+            return None;
+        }
+    }
+    let overrides = groups.group_configs.get(&c.group_id);
+    let session_deadline = c
+        .now_ms
+        .plus_ms(i64::from(session_timeout_ms(config, overrides)));
+    Some(Outcome {
+        timers: vec![TimerOp::Set {
+            key: TimerKey::MemberHeartbeat {
+                group_id: c.group_id.clone(),
+                member_id: c.member_id.clone(),
+            },
+            at_ms: session_deadline,
+        }],
+        ..Outcome::reply(Reply::ConsumerGroupHeartbeat(ConsumerHeartbeatResponse {
+            error: None,
+            error_message: None,
+            member_id: Some(c.member_id.clone()),
+            member_epoch: current.member_epoch,
+            heartbeat_interval_ms: heartbeat_interval_ms(config, overrides),
+            assignment: None,
+        }))
+    })
 }
 
 fn leave(config: &Config, groups: &GroupIndex, c: &ConsumerGroupHeartbeat) -> Outcome {

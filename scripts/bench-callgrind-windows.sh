@@ -1,0 +1,73 @@
+#!/bin/bash
+# Instructions per request of whatever a `cohort bench` load sends, independent of machine
+# load: a broker under callgrind, its counters dumped every WINDOW seconds while the load runs,
+# each window's requests counted from the broker's own cohort_requests_total. A window in which
+# one API is at least 98 % of the requests counts for that API; the median of its windows is
+# printed. The idle broker's own work (timers, about 0.4 M instructions a second) is in every
+# window, as in scripts/bench-callgrind.sh.
+#   scripts/bench-callgrind-windows.sh COHORT_BINARY BENCH_SUBCOMMAND [BENCH_ARGS...]
+# e.g. scripts/bench-callgrind-windows.sh target/release/cohort consumer-heartbeats \
+#        --members 500 --groups 50 --warmup-secs 30 --duration-secs 40
+# (`--bootstrap-server` is added). Needs valgrind (callgrind_control), curl and python3.
+set -euo pipefail
+BIN=$(realpath "$1")
+shift
+WINDOW=${WINDOW:-10}
+D=$(mktemp -d)
+PORT=${PORT:-19392}
+HTTP=$((PORT + 1))
+valgrind --tool=callgrind --callgrind-out-file="$D/cg.%p.out" "$BIN" serve --data-dir "$D/data" \
+  --listen 127.0.0.1:$PORT --http 127.0.0.1:$HTTP > "$D/broker.log" 2>&1 &
+P=$!
+B=
+trap '[ -n "$B" ] && kill $B 2>/dev/null; kill $P 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
+for _ in $(seq 1 120); do curl -sf 127.0.0.1:$HTTP/metrics > /dev/null && break; sleep 1; done
+counts() {
+  curl -s 127.0.0.1:$HTTP/metrics |
+    awk -F'[{}" ]+' '/^cohort_requests_total\{/ {print $3, $NF}' | sort
+}
+callgrind_control -z $P > /dev/null 2>&1
+"$BIN" bench "$@" --bootstrap-server 127.0.0.1:$PORT > "$D/bench.out" 2>&1 &
+B=$!
+counts > "$D/counts.0"
+n=0
+while kill -0 $B 2>/dev/null; do
+  sleep "$WINDOW"
+  n=$((n + 1))
+  counts > "$D/counts.$n"
+  callgrind_control -d $P > /dev/null 2>&1
+  sleep 1
+  ir=$(grep -E "^(summary|totals):" "$(ls -t "$D"/cg.$P.out.* | head -1)" | head -1 | awk '{print $2}')
+  echo "$ir" > "$D/ir.$n"
+done
+wait $B || { cat "$D/bench.out"; exit 1; }
+B=
+python3 - "$D" "$n" <<'PY'
+import statistics, sys
+d, n = sys.argv[1], int(sys.argv[2])
+def counts(i):
+    out = {}
+    for line in open(f"{d}/counts.{i}"):
+        api, value = line.split()
+        out[api] = float(value)
+    return out
+per_api = {}
+prev = counts(0)
+for i in range(1, n + 1):
+    cur = counts(i)
+    delta = {a: cur[a] - prev.get(a, 0) for a in cur if cur[a] - prev.get(a, 0) > 0}
+    prev = cur
+    ir = int(open(f"{d}/ir.{i}").read())
+    total = sum(delta.values())
+    shown = " ".join(f"{a}:{int(v)}" for a, v in sorted(delta.items()))
+    print(f"window {i}: {ir:,} instructions; {shown or 'no requests'}")
+    if total:
+        api, top = max(delta.items(), key=lambda kv: kv[1])
+        if top >= 0.98 * total:
+            per_api.setdefault(api, []).append(ir / total)
+# The lowest window is the steady state (joins, rebalances and expiries cost more); the
+# median shows how many windows were near it.
+for api, values in sorted(per_api.items()):
+    print(f"{api}: {min(values):,.0f} instructions per request in the lowest window, median "
+          f"{statistics.median(values):,.0f} over {len(values)} windows (highest {max(values):,.0f})")
+PY
