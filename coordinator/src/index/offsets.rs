@@ -366,17 +366,62 @@ impl GroupOffsets {
     }
 
     fn range(&self, idx: TopicIdx) -> impl Iterator<Item = (&Key, &OffsetEntry)> + '_ {
+        self.span(idx, i32::MIN, i32::MAX)
+    }
+
+    /// The entries of topic `idx` with partitions `from..=to`, in partition order.
+    fn span(
+        &self,
+        idx: TopicIdx,
+        from: i32,
+        to: i32,
+    ) -> impl Iterator<Item = (&Key, &OffsetEntry)> + '_ {
+        let first = (idx, from);
         let range = match &self.entries {
             Entries::Small(v) => {
-                let from = v.partition_point(|((t, _), _)| *t < idx);
-                AllEntries::Small(v.get(from..).unwrap_or_default().iter())
+                let start = v.partition_point(|(k, _)| *k < first);
+                AllEntries::Small(v.get(start..).unwrap_or_default().iter())
             }
-            Entries::Large(m) => AllEntries::Large(m.range((idx, i32::MIN)..=(idx, i32::MAX))),
+            Entries::Large(m) => AllEntries::Large(m.range(first..=(idx, to))),
             Entries::One(..) => self.all(),
         };
         range
-            .skip_while(move |((t, _), _)| *t < idx)
-            .take_while(move |((t, _), _)| *t == idx)
+            .skip_while(move |(k, _)| **k < first)
+            .take_while(move |((t, p), _)| *t == idx && *p <= to)
+    }
+
+    /// The committed values of `partitions` of `topic`, in the order asked. Partitions asked
+    /// in ascending order and about as many as they span (a consumer's usual fetch) are read
+    /// in one walk of the topic's entries; any others are looked up one by one.
+    pub fn values_of(
+        &self,
+        topics: &TopicInterner,
+        topic: &str,
+        partitions: &[PartitionIndex],
+        mut each: impl FnMut(PartitionIndex, Option<OffsetCommitValue>),
+    ) {
+        let Some(idx) = topics.lookup(topic) else {
+            partitions.iter().for_each(|&p| each(p, None));
+            return;
+        };
+        let ascending = partitions.windows(2).all(|w| w[0].0 < w[1].0);
+        let (first, last) = match (partitions.first(), partitions.last()) {
+            (Some(f), Some(l)) => (f.0, l.0),
+            _ => return,
+        };
+        let spanned = i64::from(last) - i64::from(first) + 1;
+        if !ascending || spanned > 2 * partitions.len() as i64 {
+            for &p in partitions {
+                each(p, self.entry(&(idx, p.0)).map(OffsetEntry::to_value));
+            }
+            return;
+        }
+        let mut entries = self.span(idx, first, last).peekable();
+        for &p in partitions {
+            while entries.next_if(|((_, q), _)| *q < p.0).is_some() {}
+            let found = entries.next_if(|((_, q), _)| *q == p.0);
+            each(p, found.map(|(_, e)| e.to_value()));
+        }
     }
 
     /// Every (topic, partition, value), topics grouped together: O(this group's size).
@@ -453,6 +498,62 @@ mod tests {
     fn the_common_entry_is_32_bytes_and_a_lone_one_needs_no_more_than_its_key() {
         assert_eq!(std::mem::size_of::<OffsetEntry>(), 32);
         assert_eq!(std::mem::size_of::<GroupOffsets>(), 40);
+    }
+
+    /// `values_of` answers as `get` does, partition by partition, whichever way it reads.
+    #[test]
+    fn values_of_answers_each_partition_as_get_does() {
+        let asks: Vec<Vec<i32>> = vec![
+            vec![],
+            vec![3],
+            (0..10).collect(),
+            vec![0, 2, 4, 6, 8, 40],
+            vec![1, 2, 3, 90, 91, 92],
+            vec![5, 1, 3],
+            vec![2, 2, 7],
+            vec![-1, 0, 1],
+            vec![0, 1_000_000],
+            vec![i32::MIN, i32::MAX],
+            (30..70).collect(),
+        ];
+        // One entry, a few (Small), many (Large); a second topic on both sides of the first.
+        for partitions in [
+            vec![4],
+            vec![0, 2, 3, 7, 9],
+            (0..60).step_by(2).collect(),
+            (0..90).collect(),
+        ] {
+            let mut topics = TopicInterner::default();
+            let mut offsets = GroupOffsets::default();
+            offsets.put(&mut topics, "before", PartitionIndex(5), &value(-5));
+            for &p in &partitions {
+                offsets.put(
+                    &mut topics,
+                    "t",
+                    PartitionIndex(p),
+                    &value(i64::from(p) + 100),
+                );
+            }
+            offsets.put(&mut topics, "after", PartitionIndex(0), &value(-7));
+            if partitions.len() == 1 {
+                offsets.remove(&mut topics, "before", PartitionIndex(5));
+                offsets.remove(&mut topics, "after", PartitionIndex(0));
+                assert!(matches!(offsets.entries, Entries::One(..)));
+            }
+            for topic in ["t", "before", "after", "missing"] {
+                for ask in &asks {
+                    let ask: Vec<PartitionIndex> =
+                        ask.iter().copied().map(PartitionIndex).collect();
+                    let mut seen = Vec::new();
+                    offsets.values_of(&topics, topic, &ask, |p, v| seen.push((p, v)));
+                    let expected: Vec<_> = ask
+                        .iter()
+                        .map(|&p| (p, offsets.get(&topics, topic, p)))
+                        .collect();
+                    assert_eq!(seen, expected, "{topic} {ask:?} of {partitions:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::ids::{LeaderEpoch, Offset};
 use crate::index::transactions::TxnIndex;
 use crate::index::GroupIndex;
 use crate::outcome::ReadOutcome;
+use crate::record::offset_commit::OffsetCommitValue;
 use crate::reply::{ErrorKind, FetchResponse, FetchedGroup, FetchedPartition, FetchedTopic, Reply};
 
 pub(crate) fn read(
@@ -65,32 +66,39 @@ pub(crate) fn read(
                     .unwrap_or_default(),
                 Some(topics) => topics
                     .iter()
-                    .map(|t| FetchedTopic {
-                        name: t.name.clone(),
-                        partitions: t
-                            .partitions
-                            .iter()
-                            .map(|&partition| {
-                                match offsets
-                                    .and_then(|o| o.get(&groups.topics, t.name.as_str(), partition))
-                                {
-                                    Some(v) => FetchedPartition {
-                                        partition,
-                                        offset: v.offset,
-                                        leader_epoch: v.leader_epoch,
-                                        metadata: v.metadata,
-                                        error: None,
-                                    },
-                                    None => FetchedPartition {
-                                        partition,
-                                        offset: Offset::NONE,
-                                        leader_epoch: LeaderEpoch::NONE,
-                                        metadata: String::new(),
-                                        error: None,
-                                    },
-                                }
+                    .map(|t| {
+                        let mut partitions = Vec::with_capacity(t.partitions.len());
+                        let mut push = |partition, value: Option<OffsetCommitValue>| {
+                            partitions.push(match value {
+                                Some(v) => FetchedPartition {
+                                    partition,
+                                    offset: v.offset,
+                                    leader_epoch: v.leader_epoch,
+                                    metadata: v.metadata,
+                                    error: None,
+                                },
+                                None => FetchedPartition {
+                                    partition,
+                                    offset: Offset::NONE,
+                                    leader_epoch: LeaderEpoch::NONE,
+                                    metadata: String::new(),
+                                    error: None,
+                                },
                             })
-                            .collect(),
+                        };
+                        match offsets {
+                            Some(o) => o.values_of(
+                                &groups.topics,
+                                t.name.as_str(),
+                                &t.partitions,
+                                &mut push,
+                            ),
+                            None => t.partitions.iter().for_each(|&p| push(p, None)),
+                        }
+                        FetchedTopic {
+                            name: t.name.clone(),
+                            partitions,
+                        }
                     })
                     .collect(),
             };
