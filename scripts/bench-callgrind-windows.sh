@@ -13,43 +13,30 @@ set -euo pipefail
 BIN=$(realpath "$1")
 shift
 WINDOW=${WINDOW:-10}
-D=$(mktemp -d)
 PORT=${PORT:-19392}
-HTTP=$((PORT + 1))
-valgrind --tool=callgrind --callgrind-out-file="$D/cg.%p.out" "$BIN" serve --data-dir "$D/data" \
-  --listen 127.0.0.1:$PORT --http 127.0.0.1:$HTTP > "$D/broker.log" 2>&1 &
-P=$!
-B=
-trap '[ -n "$B" ] && kill $B 2>/dev/null; kill $P 2>/dev/null; wait 2>/dev/null; rm -rf "$D"' EXIT
-for _ in $(seq 1 120); do curl -sf 127.0.0.1:$HTTP/metrics > /dev/null && break; sleep 1; done
+. "$(dirname "$0")/lib/callgrind-broker.sh"
 counts() {
-  curl -s 127.0.0.1:$HTTP/metrics |
-    awk -F'[{}" ]+' '/^cohort_requests_total\{/ {print $3, $NF}' | sort
-}
-dump() {
-  callgrind_control -d $P > /dev/null 2>&1
-  sleep 1
-  grep -E "^(summary|totals):" "$(ls -t "$D"/cg.$P.out.* | head -1)" | head -1 | awk '{print $2}'
+  metrics | awk -F'[{}" ]+' '/^cohort_requests_total\{/ {print $3, $NF}' | sort
 }
 # The idle broker's own window (timers, and the scrape that counts requests), taken off each
-# window below.
-# (Each window below is WINDOW seconds and the second its dump waits.)
-callgrind_control -z $P > /dev/null 2>&1
+# window below; each of those is WINDOW seconds and the second its dump waits.
+zero
 sleep $((WINDOW + 1))
 counts > /dev/null
-dump > "$D/ir.idle"
+dumped > "$D/ir.idle"
 "$BIN" bench "$@" --bootstrap-server 127.0.0.1:$PORT > "$D/bench.out" 2>&1 &
 B=$!
+STOP_TOO=$B
 counts > "$D/counts.0"
 n=0
 while kill -0 $B 2>/dev/null; do
   sleep "$WINDOW"
   n=$((n + 1))
   counts > "$D/counts.$n"
-  dump > "$D/ir.$n"
+  dumped > "$D/ir.$n"
 done
 wait $B || { cat "$D/bench.out"; exit 1; }
-B=
+STOP_TOO=
 python3 - "$D" "$n" <<'PY'
 import statistics, sys
 d, n = sys.argv[1], int(sys.argv[2])

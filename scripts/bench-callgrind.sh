@@ -7,20 +7,9 @@
 set -euo pipefail
 BIN=${1:-target/release/cohort}
 BIN=$(realpath "$BIN")
-D=$(mktemp -d)
 PORT=${PORT:-19292}
-HTTP=$((PORT + 1))
-valgrind --tool=callgrind --callgrind-out-file="$D/cg.%p.out" "$BIN" serve --data-dir "$D/data" \
-  --listen 127.0.0.1:$PORT --http 127.0.0.1:$HTTP > "$D/broker.log" 2>&1 &
-P=$!
-trap 'kill $P 2>/dev/null; wait $P 2>/dev/null; rm -rf "$D"' EXIT
-for _ in $(seq 1 120); do curl -sf 127.0.0.1:$HTTP/metrics > /dev/null && break; sleep 1; done
-count() { curl -s 127.0.0.1:$HTTP/metrics | awk -v k="cohort_requests_total{api=\"$1\"}" '$1==k {print $2}'; }
-zero() { callgrind_control -z $P > /dev/null 2>&1; }
-dumped() {
-  callgrind_control -d $P > /dev/null 2>&1; sleep 1
-  grep -E "^(summary|totals):" "$(ls -t "$D"/cg.$P.out.* | head -1)" | head -1 | awk '{print $2}'
-}
+. "$(dirname "$0")/lib/callgrind-broker.sh"
+count() { metrics | awk -v k="cohort_requests_total{api=\"$1\"}" '$1==k {print $2}'; }
 per() { echo "$1: $2 instructions for $3 requests: $(( $2 / $3 )) each"; }
 
 zero; sleep 10; echo "idle broker: $(dumped) instructions in 10 s"

@@ -614,6 +614,7 @@ pub(crate) mod test_support {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
 #[cfg(test)]
 mod future_size {
     use super::*;
@@ -627,7 +628,6 @@ mod future_size {
     #[test]
     fn the_dispatch_future_stays_small() {
         let size = future_size(dispatch);
-        eprintln!("dispatch future: {size} bytes");
         assert!(size <= 3 * 1024, "dispatch's future is {size} bytes");
     }
 }

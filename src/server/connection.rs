@@ -583,7 +583,11 @@ impl<S: Transport> Connection<S> {
         done: TaskResult,
         pending: &mut VecDeque<Pending>,
     ) -> Result<bool, ConnectionError> {
-        let mut ready = vec![answer_of(done)?];
+        let first = answer_of(done)?;
+        if !pending.front().is_some_and(|(next, _)| next.is_finished()) {
+            return self.send(first).await;
+        }
+        let mut ready = vec![first];
         let mut written_with = Vec::new();
         let mut failed = None;
         while pending.front().is_some_and(|(next, _)| next.is_finished()) {
