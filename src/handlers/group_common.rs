@@ -1,6 +1,7 @@
 //! What the group handlers share: reaching the coordinator, turning its answers into codes,
 //! and string conversions between the wire and the domain.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use coordinator::{
@@ -58,7 +59,27 @@ pub fn str_bytes(s: impl Into<String>) -> StrBytes {
 
 /// The client's address as Kafka shows it in DescribeGroups (`/10.0.0.5`).
 pub fn client_host(ctx: &RequestContext) -> String {
-    format!("/{}", ctx.peer.ip())
+    host_of(ctx.peer.ip())
+}
+
+/// `/` and the address. An IPv4 address is written digit by digit: through `format!` it took
+/// about 1,600 instructions, 7 % of a consumer heartbeat, which sends its host every time.
+fn host_of(ip: IpAddr) -> String {
+    let IpAddr::V4(v4) = ip else {
+        return format!("/{ip}");
+    };
+    let mut host = String::with_capacity(16);
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        host.push(if i == 0 { '/' } else { '.' });
+        if octet >= 100 {
+            host.push(char::from(b'0' + octet / 100));
+        }
+        if octet >= 10 {
+            host.push(char::from(b'0' + octet / 10 % 10));
+        }
+        host.push(char::from(b'0' + octet % 10));
+    }
+    host
 }
 
 /// One partition of an OffsetCommit or TxnOffsetCommit as it came off the wire (the two
@@ -96,4 +117,30 @@ where
                 .collect(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_of;
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+    #[test]
+    fn a_host_reads_as_the_formatted_address_does() {
+        for octet in 0..=255u8 {
+            for ip in [
+                Ipv4Addr::new(octet, 0, 7, 255),
+                Ipv4Addr::new(10, octet, 100, 9),
+                Ipv4Addr::new(127, 0, octet, 1),
+                Ipv4Addr::new(192, 168, 99, octet),
+            ] {
+                assert_eq!(host_of(IpAddr::V4(ip)), format!("/{ip}"));
+            }
+        }
+        for ip in [
+            Ipv6Addr::LOCALHOST,
+            Ipv4Addr::new(10, 0, 0, 5).to_ipv6_mapped(),
+        ] {
+            assert_eq!(host_of(IpAddr::V6(ip)), format!("/{ip}"));
+        }
+    }
 }
