@@ -5,7 +5,7 @@
 
 use crate::command::FetchOffsets;
 use crate::config::Config;
-use crate::ids::{LeaderEpoch, Offset};
+use crate::ids::{LeaderEpoch, Offset, PartitionIndex};
 use crate::index::transactions::TxnIndex;
 use crate::index::GroupIndex;
 use crate::outcome::ReadOutcome;
@@ -51,13 +51,7 @@ pub(crate) fn read(
                             .map(|name| FetchedTopic {
                                 partitions: o
                                     .topic_iter(&groups.topics, name.as_str())
-                                    .map(|(partition, v)| FetchedPartition {
-                                        partition,
-                                        offset: v.offset,
-                                        leader_epoch: v.leader_epoch,
-                                        metadata: v.metadata,
-                                        error: None,
-                                    })
+                                    .map(|(partition, v)| committed(partition, v))
                                     .collect(),
                                 name,
                             })
@@ -70,20 +64,8 @@ pub(crate) fn read(
                         let mut partitions = Vec::with_capacity(t.partitions.len());
                         let mut push = |partition, value: Option<OffsetCommitValue>| {
                             partitions.push(match value {
-                                Some(v) => FetchedPartition {
-                                    partition,
-                                    offset: v.offset,
-                                    leader_epoch: v.leader_epoch,
-                                    metadata: v.metadata,
-                                    error: None,
-                                },
-                                None => FetchedPartition {
-                                    partition,
-                                    offset: Offset::NONE,
-                                    leader_epoch: LeaderEpoch::NONE,
-                                    metadata: String::new(),
-                                    error: None,
-                                },
+                                Some(v) => committed(partition, v),
+                                None => uncommitted(partition, None),
                             })
                         };
                         match offsets {
@@ -106,13 +88,7 @@ pub(crate) fn read(
                 for topic in &mut topics {
                     for p in &mut topic.partitions {
                         if txns.has_pending(&request.group_id, topic.name.as_str(), p.partition) {
-                            *p = FetchedPartition {
-                                partition: p.partition,
-                                offset: Offset::NONE,
-                                leader_epoch: LeaderEpoch::NONE,
-                                metadata: String::new(),
-                                error: Some(ErrorKind::UnstableOffsetCommit),
-                            };
+                            *p = uncommitted(p.partition, Some(ErrorKind::UnstableOffsetCommit));
                         }
                     }
                 }
@@ -127,5 +103,26 @@ pub(crate) fn read(
     ReadOutcome {
         reply: Reply::Fetch(FetchResponse { groups }),
         timers: Vec::new(),
+    }
+}
+
+fn committed(partition: PartitionIndex, v: OffsetCommitValue) -> FetchedPartition {
+    FetchedPartition {
+        partition,
+        offset: v.offset,
+        leader_epoch: v.leader_epoch,
+        metadata: v.metadata,
+        error: None,
+    }
+}
+
+/// Offset −1, leader epoch −1, metadata "": no committed offset to show.
+fn uncommitted(partition: PartitionIndex, error: Option<ErrorKind>) -> FetchedPartition {
+    FetchedPartition {
+        partition,
+        offset: Offset::NONE,
+        leader_epoch: LeaderEpoch::NONE,
+        metadata: String::new(),
+        error,
     }
 }
